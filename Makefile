@@ -1,0 +1,44 @@
+# The two commands that matter: `make demo` and `make test` (README). Everything they need is
+# set up here, on a fresh machine, from the package registries.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+CARGO ?= cargo
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: demo test lint build venv bench rust-tools clean
+
+demo: build
+	$(VENV)/bin/mpsched compare
+
+test: build lint
+	$(CARGO) test --workspace --release
+	$(PY) -m pytest -q
+
+lint: venv rust-tools
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
+	$(VENV)/bin/ruff check python tests
+	$(VENV)/bin/ruff format --check python tests
+
+bench: build
+	$(CARGO) bench -p mpsched-sim --bench sim
+	$(VENV)/bin/mpsched bench
+
+# The extension, built in release mode into the venv (with the dev extras: pytest, ruff, ...).
+build: venv
+	$(VENV)/bin/maturin develop --release --extras dev -q
+
+venv: $(VENV)/bin/maturin
+
+$(VENV)/bin/maturin:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q "maturin>=1.5,<2"
+
+rust-tools:
+	@rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+	@rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+clean:
+	rm -rf $(VENV) target

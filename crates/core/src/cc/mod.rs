@@ -1,0 +1,82 @@
+//! Congestion control behind a small trait, in the manner of quinn-proto's `Controller`.
+//!
+//! The subflow owns loss detection and recovery (RFC 6675); the controller only answers how
+//! large the congestion window is and reacts to acknowledgements, congestion events and RTOs.
+//! All quantities are bytes. Coupled controllers (LIA/OLIA/BALIA, on the roadmap) will read the
+//! other subflows through [`CoupledView`], which decoupled controllers ignore.
+
+pub mod cubic;
+pub mod reno;
+
+use crate::time::{Duration, Time};
+
+/// What a decoupled controller needs to know about one acknowledgement.
+#[derive(Clone, Copy, Debug)]
+pub struct AckSample {
+    /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
+    pub acked_bytes: u64,
+    /// Bytes in flight before this ACK was processed (for application-limited checks).
+    pub prior_in_flight: u64,
+    /// Smoothed RTT after this ACK's sample, if any sample exists yet.
+    pub srtt: Option<Duration>,
+    /// Minimum RTT seen on the subflow.
+    pub min_rtt: Option<Duration>,
+}
+
+/// The other subflows of the connection, for coupled congestion control. Empty for a single path.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CoupledView<'a> {
+    /// (cwnd bytes, srtt) of every subflow of the connection, this one included.
+    pub subflows: &'a [(u64, Option<Duration>)],
+}
+
+pub trait CongestionControl: std::fmt::Debug + Send {
+    /// Current congestion window, bytes.
+    fn window(&self) -> u64;
+    /// Slow-start threshold, bytes (`u64::MAX` before the first congestion event).
+    fn ssthresh(&self) -> u64;
+    /// New data was acknowledged outside loss recovery.
+    fn on_ack(&mut self, now: Time, ack: &AckSample, coupled: CoupledView<'_>);
+    /// A loss was detected and loss recovery begins (at most once per window of data, the
+    /// subflow guarantees it). `in_flight` is the bytes in flight when the loss was detected.
+    fn on_congestion_event(&mut self, now: Time, in_flight: u64);
+    /// The retransmission timer fired (the subflow calls this once per RTO episode, on the first
+    /// expiry; backoff is the subflow's business).
+    fn on_rto(&mut self, now: Time, in_flight: u64);
+    /// Loss recovery ended (the recovery point was acknowledged).
+    fn on_recovery_end(&mut self, _now: Time) {}
+    /// Scheduler penalization (Linux MPTCP `mptcp_rcv_buf_optimization`): halve the window,
+    /// and remember it as the new threshold.
+    fn penalize(&mut self, now: Time);
+    /// True while in slow start.
+    fn in_slow_start(&self) -> bool {
+        self.window() < self.ssthresh()
+    }
+    /// Algorithm name, for reports.
+    fn name(&self) -> &'static str;
+}
+
+/// Which controller a subflow runs, with the parameters every controller shares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CcKind {
+    Reno,
+    Cubic,
+}
+
+impl CcKind {
+    pub fn parse(s: &str) -> Option<CcKind> {
+        match s {
+            "reno" | "newreno" => Some(CcKind::Reno),
+            "cubic" => Some(CcKind::Cubic),
+            _ => None,
+        }
+    }
+    /// A controller with an initial window of `init_cwnd` segments of `mss` bytes.
+    pub fn build(self, mss: u64, init_cwnd: u64) -> Box<dyn CongestionControl> {
+        match self {
+            CcKind::Reno => Box::new(reno::Reno::new(mss, init_cwnd)),
+            CcKind::Cubic => Box::new(cubic::Cubic::new(mss, init_cwnd)),
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! NewReno congestion window rules: RFC 5681 §3.1 (slow start, congestion avoidance), RFC 3465
+//! (appropriate byte counting) and RFC 6582 (NewReno).
+//!
+//! Only the window lives here. Fast retransmit, the RFC 6675 pipe and the NewReno recovery point
+//! belong to the subflow, which calls [`CongestionControl::on_congestion_event`] once per window
+//! of data and [`CongestionControl::on_ack`] only outside loss recovery; so the RFC 6582
+//! inflation by 3*SMSS and per-dupack inflation have no counterpart here: with RFC 6675 the
+//! subflow sends by pipe, and cwnd is simply ssthresh during recovery (RFC 6675 §5 step 4.2).
+
+use super::{AckSample, CongestionControl, CoupledView};
+use crate::time::Time;
+
+/// RFC 3465 §2.2: during slow start one ACK may open the window by at most L*SMSS, L = 2, so
+/// that stretch ACKs (delayed ACKs, ACK loss, ACK thinning) cannot cause line-rate bursts.
+const ABC_LIMIT_SEGMENTS: u64 = 2;
+
+#[derive(Clone, Debug)]
+pub struct Reno {
+    mss: u64,
+    cwnd: u64,
+    ssthresh: u64,
+    /// RFC 3465 §2.1 `bytes_acked`: bytes acknowledged in congestion avoidance not yet turned
+    /// into window growth.
+    bytes_acked: u64,
+}
+
+impl Reno {
+    /// `init_cwnd_segments` is IW in segments (RFC 5681 §3.1 gives 2..4, RFC 6928 allows 10).
+    pub fn new(mss: u64, init_cwnd_segments: u64) -> Reno {
+        assert!(mss > 0, "mss must be positive");
+        Reno {
+            mss,
+            cwnd: init_cwnd_segments.max(1) * mss,
+            // RFC 5681 §3.1: "The initial value of ssthresh SHOULD be set arbitrarily high".
+            ssthresh: u64::MAX,
+            bytes_acked: 0,
+        }
+    }
+
+    /// RFC 5681 §3.1 equation (4): ssthresh = max(FlightSize / 2, 2*SMSS).
+    fn halved_flight(&self, in_flight: u64) -> u64 {
+        (in_flight / 2).max(2 * self.mss)
+    }
+}
+
+/// RFC 7661-style application-limited test: the window is only validated (and so only grown)
+/// while at least half of it was in use when the ACK arrived. Growing an unused window would let
+/// an application that later fills it burst far beyond what the path was ever shown to carry.
+pub(crate) fn window_validated(prior_in_flight: u64, cwnd: u64) -> bool {
+    prior_in_flight >= cwnd / 2
+}
+
+/// One slow-start ACK: returns the new window and the acknowledged bytes left over for
+/// congestion avoidance. RFC 5681 §3.1 with RFC 3465 §2.2: cwnd += min(N, L*SMSS), but never
+/// past ssthresh; the bytes beyond the crossing count toward congestion avoidance (as RFC 9002
+/// §7.3.1 does), so an ACK straddling ssthresh is not partly ignored. Bytes beyond the L*SMSS
+/// limit are dropped, which is the point of the limit.
+pub(crate) fn slow_start(cwnd: u64, ssthresh: u64, acked: u64, mss: u64) -> (u64, u64) {
+    let room = ssthresh.saturating_sub(cwnd);
+    let used = acked.min(room);
+    let grown = cwnd + used.min(ABC_LIMIT_SEGMENTS * mss);
+    if grown < ssthresh {
+        (grown, 0)
+    } else {
+        (grown, acked - used)
+    }
+}
+
+impl CongestionControl for Reno {
+    fn window(&self) -> u64 {
+        self.cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.ssthresh
+    }
+
+    fn on_ack(&mut self, _now: Time, ack: &AckSample, _coupled: CoupledView<'_>) {
+        if !window_validated(ack.prior_in_flight, self.cwnd) {
+            return;
+        }
+        let mut acked = ack.acked_bytes;
+        if self.in_slow_start() {
+            (self.cwnd, acked) = slow_start(self.cwnd, self.ssthresh, acked, self.mss);
+            if acked == 0 {
+                return;
+            }
+        }
+        // RFC 5681 §3.1 (byte counting variant of equation 3) and RFC 3465 §2.1: add one SMSS
+        // once a full cwnd of bytes has been acknowledged, i.e. one SMSS per RTT.
+        self.bytes_acked += acked;
+        if self.bytes_acked >= self.cwnd {
+            self.bytes_acked -= self.cwnd;
+            self.cwnd += self.mss;
+        }
+    }
+
+    fn on_congestion_event(&mut self, _now: Time, in_flight: u64) {
+        // RFC 5681 §3.2 step 2 (equation 4) and RFC 6675 §5 step 4.2: cwnd = ssthresh.
+        self.ssthresh = self.halved_flight(in_flight);
+        self.cwnd = self.ssthresh;
+        self.bytes_acked = 0;
+    }
+
+    fn on_rto(&mut self, _now: Time, in_flight: u64) {
+        // RFC 5681 §3.1: ssthresh by equation (4), cwnd = LW = 1 SMSS. The subflow calls this
+        // once per RTO episode, so the "retransmitted more than once" rule (keep ssthresh) needs
+        // no state here.
+        self.ssthresh = self.halved_flight(in_flight);
+        self.cwnd = self.mss;
+        self.bytes_acked = 0;
+    }
+
+    fn penalize(&mut self, _now: Time) {
+        // Linux MPTCP `mptcp_rcv_buf_optimization` halves snd_cwnd (floor 1 segment) and halves
+        // ssthresh only outside slow start. We use the stricter form the project chose: cwnd and
+        // ssthresh both become half the window, never below the 2*SMSS that RFC 5681 equation (4)
+        // allows a loss to leave, so a penalized subflow keeps an ACK clock.
+        self.cwnd = (self.cwnd / 2).max(2 * self.mss);
+        self.ssthresh = self.cwnd;
+        self.bytes_acked = 0;
+    }
+
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Duration;
+
+    const MSS: u64 = 1000;
+
+    fn reno() -> Reno {
+        Reno::new(MSS, 10)
+    }
+
+    /// An ACK of `acked` bytes from a window-limited sender (everything in cwnd was in flight).
+    fn ack(cc: &mut Reno, acked: u64) {
+        let sample = AckSample {
+            acked_bytes: acked,
+            prior_in_flight: cc.window(),
+            srtt: Some(Duration::from_millis(100)),
+            min_rtt: Some(Duration::from_millis(100)),
+        };
+        cc.on_ack(Time::ZERO, &sample, CoupledView::default());
+    }
+
+    /// One round trip: every byte of the window at the start of the round is acked, one
+    /// segment per ACK.
+    fn ack_round(cc: &mut Reno) {
+        for _ in 0..cc.window() / MSS {
+            ack(cc, MSS);
+        }
+    }
+
+    /// Slow start until ssthresh is met, then a loss with the whole window in flight.
+    fn in_congestion_avoidance(cwnd_segments: u64) -> Reno {
+        let mut cc = reno();
+        while cc.window() < cwnd_segments * MSS {
+            ack(&mut cc, MSS);
+        }
+        cc.on_congestion_event(Time::ZERO, 2 * cwnd_segments * MSS);
+        assert_eq!(cc.window(), cwnd_segments * MSS);
+        assert!(!cc.in_slow_start());
+        cc
+    }
+
+    #[test]
+    fn new_window_is_initial_segments() {
+        let cc = reno();
+        assert_eq!(cc.window(), 10 * MSS);
+        assert_eq!(cc.ssthresh(), u64::MAX);
+        assert!(cc.in_slow_start());
+        assert_eq!(cc.name(), "reno");
+    }
+
+    #[test]
+    fn slow_start_ack_doubles_window_per_rtt() {
+        // RFC 5681 §3.1: cwnd += SMSS per ACK of a full segment, so a round doubles it.
+        let mut cc = reno();
+        ack_round(&mut cc);
+        assert_eq!(cc.window(), 20 * MSS);
+        ack_round(&mut cc);
+        assert_eq!(cc.window(), 40 * MSS);
+    }
+
+    #[test]
+    fn slow_start_stretch_ack_grows_at_most_two_segments() {
+        // RFC 3465 §2.2 with L = 2: one ACK of 8 segments opens the window by 2 SMSS only.
+        let mut cc = reno();
+        ack(&mut cc, 8 * MSS);
+        assert_eq!(cc.window(), 12 * MSS);
+    }
+
+    #[test]
+    fn slow_start_ack_crossing_ssthresh_carries_rest_to_avoidance() {
+        // An RTO with 30 segments in flight leaves ssthresh = 15 segments (equation 4).
+        let mut cc = reno();
+        cc.on_rto(Time::ZERO, 30 * MSS);
+        assert_eq!(cc.ssthresh(), 15 * MSS);
+        while cc.window() < 14 * MSS {
+            ack(&mut cc, MSS);
+        }
+        // This ACK of 2 segments straddles ssthresh: one segment reaches it, the other is the
+        // first byte count of congestion avoidance (RFC 3465 §2.1 bytes_acked).
+        ack(&mut cc, 2 * MSS);
+        assert_eq!(cc.window(), 15 * MSS);
+        assert!(!cc.in_slow_start());
+        for _ in 0..13 {
+            ack(&mut cc, MSS);
+        }
+        assert_eq!(cc.window(), 15 * MSS);
+        ack(&mut cc, MSS);
+        assert_eq!(cc.window(), 16 * MSS);
+    }
+
+    #[test]
+    fn congestion_avoidance_round_adds_one_segment() {
+        // RFC 5681 §3.1 byte counting: +1 SMSS per cwnd of acknowledged bytes.
+        let mut cc = in_congestion_avoidance(20);
+        for _ in 0..19 {
+            ack(&mut cc, MSS);
+        }
+        assert_eq!(cc.window(), 20 * MSS, "grew before a full window was acked");
+        ack(&mut cc, MSS);
+        assert_eq!(cc.window(), 21 * MSS);
+        for _ in 0..10 {
+            ack_round(&mut cc);
+        }
+        assert_eq!(cc.window(), 31 * MSS);
+    }
+
+    #[test]
+    fn congestion_avoidance_stretch_acks_carry_excess_bytes() {
+        // RFC 3465 §2.1: bytes_acked -= cwnd on growth, so bytes beyond a full window count
+        // toward the next increase.
+        let mut cc = in_congestion_avoidance(20);
+        ack(&mut cc, 15 * MSS);
+        ack(&mut cc, 10 * MSS);
+        assert_eq!(cc.window(), 21 * MSS);
+        ack(&mut cc, 15 * MSS);
+        assert_eq!(cc.window(), 21 * MSS);
+        ack(&mut cc, MSS);
+        assert_eq!(cc.window(), 22 * MSS);
+    }
+
+    #[test]
+    fn congestion_event_halves_window() {
+        // RFC 5681 equation (4): ssthresh = FlightSize / 2; RFC 6675 §5: cwnd = ssthresh.
+        let mut cc = reno();
+        ack_round(&mut cc);
+        ack_round(&mut cc);
+        assert_eq!(cc.window(), 40 * MSS);
+        cc.on_congestion_event(Time::ZERO, 40 * MSS);
+        assert_eq!(cc.ssthresh(), 20 * MSS);
+        assert_eq!(cc.window(), 20 * MSS);
+        assert!(!cc.in_slow_start());
+    }
+
+    #[test]
+    fn congestion_event_halves_flight_not_window() {
+        // Equation (4) uses FlightSize, so an under-used window is cut below half.
+        let mut cc = reno();
+        ack_round(&mut cc);
+        cc.on_congestion_event(Time::ZERO, 12 * MSS);
+        assert_eq!(cc.ssthresh(), 6 * MSS);
+        assert_eq!(cc.window(), 6 * MSS);
+    }
+
+    #[test]
+    fn congestion_event_small_flight_floors_at_two_segments() {
+        // Equation (4): max(FlightSize / 2, 2*SMSS).
+        let mut cc = reno();
+        cc.on_congestion_event(Time::ZERO, 3 * MSS);
+        assert_eq!(cc.ssthresh(), 2 * MSS);
+        assert_eq!(cc.window(), 2 * MSS);
+    }
+
+    #[test]
+    fn rto_collapses_to_one_segment() {
+        // RFC 5681 §3.1: cwnd = LW = 1 SMSS, ssthresh by equation (4).
+        let mut cc = reno();
+        ack_round(&mut cc);
+        cc.on_rto(Time::ZERO, 20 * MSS);
+        assert_eq!(cc.window(), MSS);
+        assert_eq!(cc.ssthresh(), 10 * MSS);
+        assert!(cc.in_slow_start());
+        // And slow start resumes from one segment.
+        ack(&mut cc, MSS);
+        assert_eq!(cc.window(), 2 * MSS);
+    }
+
+    #[test]
+    fn app_limited_ack_does_not_grow_window() {
+        // RFC 7661 spirit: with less than half the window in flight the window is not grown.
+        let mut cc = reno();
+        let sample = AckSample {
+            acked_bytes: MSS,
+            prior_in_flight: 4 * MSS,
+            srtt: None,
+            min_rtt: None,
+        };
+        cc.on_ack(Time::ZERO, &sample, CoupledView::default());
+        assert_eq!(cc.window(), 10 * MSS);
+        // Exactly half in flight counts as validated.
+        let sample = AckSample {
+            prior_in_flight: 5 * MSS,
+            ..sample
+        };
+        cc.on_ack(Time::ZERO, &sample, CoupledView::default());
+        assert_eq!(cc.window(), 11 * MSS);
+    }
+
+    #[test]
+    fn penalize_halves_window_and_threshold() {
+        let mut cc = reno();
+        ack_round(&mut cc);
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), 10 * MSS);
+        assert_eq!(cc.ssthresh(), 10 * MSS);
+        assert!(!cc.in_slow_start());
+    }
+
+    #[test]
+    fn penalize_small_window_floors_at_two_segments() {
+        let mut cc = Reno::new(MSS, 3);
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), 2 * MSS);
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), 2 * MSS);
+        assert_eq!(cc.ssthresh(), 2 * MSS);
+    }
+}

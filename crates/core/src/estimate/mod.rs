@@ -1,0 +1,248 @@
+//! Network condition estimation for schedulers (seed 000 §5, "ΔOWD Measurement and
+//! Prediction").
+//!
+//! * One-way delay per subflow from the receiver's timestamp echoes: sample = receiver arrival
+//!   time − sender send time, which includes the unknown sender/receiver clock offset. Samples
+//!   are binned by the subflow's bytes in flight when the segment was sent (10 KB bins) and each
+//!   bin is an EWMA with α = 0.25. The current estimate of a subflow is its bin for the bytes in
+//!   flight now (falling back to the nearest populated bin).
+//! * ΔOWD between two subflows is a difference of estimates, so the clock offset cancels.
+//!   δ = k · StdDev(ΔOWD) over the most recent ΔOWD samples (k = 1 by default).
+//! * Bandwidth per subflow: EWMA (α = 0.25) of delivery-rate samples.
+//!
+//! OWD values are signed nanoseconds (`i64`): with a clock offset they may be negative.
+
+use crate::packet::MAX_PATHS;
+use crate::time::Time;
+
+/// Seed 000 §5: "EWMA with α empirically chosen to be 0.25".
+pub const OWD_ALPHA: f64 = 0.25;
+/// Seed 000 §5: "a bin size of 10KB".
+pub const BIF_BIN_BYTES: u64 = 10_000;
+/// Bins per subflow; bytes in flight beyond the last bin share it (1.28 MB and more).
+const BINS: usize = 128;
+/// ΔOWD samples kept for the standard deviation.
+const DELTA_WINDOW: usize = 64;
+
+#[derive(Clone, Debug)]
+struct PathEstimate {
+    bins: Vec<Option<f64>>,
+    /// Unbinned EWMA of all samples (used for ΔOWD samples and as a fallback).
+    overall: Option<f64>,
+    latest: Option<i64>,
+    samples: u64,
+    bw_bps: Option<f64>,
+}
+
+impl PathEstimate {
+    fn new() -> Self {
+        PathEstimate {
+            bins: vec![None; BINS],
+            overall: None,
+            latest: None,
+            samples: 0,
+            bw_bps: None,
+        }
+    }
+}
+
+/// A fixed window of samples with running sums for O(1) mean and variance.
+#[derive(Clone, Debug, Default)]
+struct Window {
+    buf: Vec<f64>,
+    next: usize,
+    sum: f64,
+    sum_sq: f64,
+}
+
+impl Window {
+    fn push(&mut self, x: f64) {
+        if self.buf.len() < DELTA_WINDOW {
+            self.buf.push(x);
+        } else {
+            let old = std::mem::replace(&mut self.buf[self.next], x);
+            self.sum -= old;
+            self.sum_sq -= old * old;
+            self.next = (self.next + 1) % DELTA_WINDOW;
+        }
+        self.sum += x;
+        self.sum_sq += x * x;
+    }
+    fn stddev(&self) -> Option<f64> {
+        let n = self.buf.len();
+        if n < 2 {
+            return None;
+        }
+        let mean = self.sum / n as f64;
+        // Population variance; clamp the rounding error of the running sums.
+        Some((self.sum_sq / n as f64 - mean * mean).max(0.0).sqrt())
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Estimator {
+    paths: Vec<PathEstimate>,
+    /// ΔOWD windows for every ordered pair (p, q), p < q: samples of OWD_q − OWD_p.
+    delta: Vec<Window>,
+    k: f64,
+}
+
+fn pair_index(p: usize, q: usize) -> usize {
+    debug_assert!(p < q);
+    p * MAX_PATHS + q
+}
+
+impl Estimator {
+    pub fn new(npaths: usize) -> Self {
+        Estimator {
+            paths: (0..npaths).map(|_| PathEstimate::new()).collect(),
+            delta: vec![Window::default(); MAX_PATHS * MAX_PATHS],
+            k: 1.0,
+        }
+    }
+
+    /// δ = k · StdDev(ΔOWD) (seed 000 §4.4 suggests k as the confidence knob).
+    pub fn set_k(&mut self, k: f64) {
+        self.k = k;
+    }
+
+    /// One OWD sample on path `p`: sent at `sent` (sender clock) with `bif` bytes in flight,
+    /// received at `recv_time` (receiver clock, ns).
+    pub fn on_owd_sample(&mut self, p: usize, sent: Time, bif: u64, recv_time: u64) {
+        let sample = recv_time as i64 - sent.0 as i64;
+        let pe = &mut self.paths[p];
+        let bin = ((bif / BIF_BIN_BYTES) as usize).min(BINS - 1);
+        let ewma = |old: Option<f64>| match old {
+            None => sample as f64,
+            Some(o) => (1.0 - OWD_ALPHA) * o + OWD_ALPHA * sample as f64,
+        };
+        pe.bins[bin] = Some(ewma(pe.bins[bin]));
+        pe.overall = Some(ewma(pe.overall));
+        pe.latest = Some(sample);
+        pe.samples += 1;
+        let this = pe.overall.unwrap();
+        for q in 0..self.paths.len() {
+            if q == p {
+                continue;
+            }
+            if let Some(other) = self.paths[q].overall {
+                let (a, b, d) = if p < q {
+                    (p, q, other - this)
+                } else {
+                    (q, p, this - other)
+                };
+                self.delta[pair_index(a, b)].push(d);
+            }
+        }
+    }
+
+    /// A delivery-rate sample (bits per second) on path `p`.
+    pub fn on_bandwidth_sample(&mut self, p: usize, bps: f64) {
+        if bps <= 0.0 || !bps.is_finite() {
+            return;
+        }
+        let pe = &mut self.paths[p];
+        pe.bw_bps = Some(match pe.bw_bps {
+            None => bps,
+            Some(o) => (1.0 - OWD_ALPHA) * o + OWD_ALPHA * bps,
+        });
+    }
+
+    pub fn has_owd(&self, p: usize) -> bool {
+        self.paths[p].overall.is_some()
+    }
+    pub fn owd_samples(&self, p: usize) -> u64 {
+        self.paths[p].samples
+    }
+
+    /// OWD estimate of path `p` (ns, clock offset included) for `bif` bytes in flight: the
+    /// EWMA of that bin, else of the nearest populated bin, else `None`.
+    pub fn owd(&self, p: usize, bif: u64) -> Option<f64> {
+        let pe = &self.paths[p];
+        let want = ((bif / BIF_BIN_BYTES) as usize).min(BINS - 1);
+        if let Some(v) = pe.bins[want] {
+            return Some(v);
+        }
+        (1..BINS).find_map(|d| {
+            let lo = want.checked_sub(d).and_then(|i| pe.bins[i]);
+            let hi = pe.bins.get(want + d).copied().flatten();
+            lo.or(hi)
+        })
+    }
+
+    /// Unbinned OWD EWMA of path `p`.
+    pub fn owd_overall(&self, p: usize) -> Option<f64> {
+        self.paths[p].overall
+    }
+    pub fn owd_latest(&self, p: usize) -> Option<i64> {
+        self.paths[p].latest
+    }
+
+    /// StdDev of ΔOWD between paths `p` and `q`, ns.
+    pub fn delta_owd_stddev(&self, p: usize, q: usize) -> Option<f64> {
+        if p == q {
+            return Some(0.0);
+        }
+        let (a, b) = if p < q { (p, q) } else { (q, p) };
+        self.delta[pair_index(a, b)].stddev()
+    }
+
+    /// δ = k · StdDev(ΔOWD) between `p` and `q`, ns (0 until there are two samples).
+    pub fn delta(&self, p: usize, q: usize) -> f64 {
+        self.k * self.delta_owd_stddev(p, q).unwrap_or(0.0)
+    }
+
+    /// Bandwidth EWMA of path `p`, bits per second.
+    pub fn bandwidth_bps(&self, p: usize) -> Option<f64> {
+        self.paths[p].bw_bps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_offset_cancels_in_delta_owd() {
+        for offset in [0i64, 5_000_000_000, -3_000_000_000] {
+            let mut e = Estimator::new(2);
+            for i in 0..10u64 {
+                let t = 10_000_000_000 + i * 1_000_000;
+                let recv = |owd: u64| (t as i64 + owd as i64 + offset) as u64;
+                e.on_owd_sample(0, Time(t), 0, recv(25_000_000));
+                e.on_owd_sample(1, Time(t), 0, recv(135_000_000));
+            }
+            let d = e.owd(1, 0).unwrap() - e.owd(0, 0).unwrap();
+            assert!((d - 110e6).abs() < 1.0, "offset {offset}: ΔOWD {d}");
+        }
+    }
+
+    #[test]
+    fn ewma_uses_alpha_one_quarter() {
+        let mut e = Estimator::new(1);
+        e.on_owd_sample(0, Time(0), 0, 100);
+        e.on_owd_sample(0, Time(0), 0, 200);
+        assert_eq!(e.owd(0, 0), Some(125.0));
+    }
+
+    #[test]
+    fn samples_are_binned_by_bytes_in_flight() {
+        let mut e = Estimator::new(1);
+        e.on_owd_sample(0, Time(0), 5_000, 10);
+        e.on_owd_sample(0, Time(0), 55_000, 90);
+        assert_eq!(e.owd(0, 0), Some(10.0));
+        assert_eq!(e.owd(0, 50_000), Some(90.0));
+        // an empty bin borrows from the nearest populated one
+        assert_eq!(e.owd(0, 45_000), Some(90.0));
+    }
+
+    #[test]
+    fn constant_delays_have_zero_spread() {
+        let mut e = Estimator::new(2);
+        for i in 0..10 {
+            e.on_owd_sample(0, Time(i), 0, i + 10);
+            e.on_owd_sample(1, Time(i), 0, i + 50);
+        }
+        assert!(e.delta(0, 1) < 1e-6);
+    }
+}

@@ -1,0 +1,5 @@
+//! Connection level: data sequence space, send buffer with chunk boundaries and transmission
+//! records ([`send`]), receive buffer with reassembly and the out-of-order queue ([`recv`]).
+
+pub mod recv;
+pub mod send;

@@ -1,0 +1,429 @@
+//! The sender's meta buffer: data sequence space, chunk boundaries, and per-segment
+//! transmission records (which subflows carried a segment, when, and whether it arrived).
+//!
+//! Data is packetized into meta segments when the application writes it: a segment never
+//! spans a chunk boundary, so a chunk is a contiguous run of segment numbers. Segment numbers
+//! are absolute (they keep counting as acknowledged segments leave the buffer), which is how
+//! schedulers and subflows name a segment.
+//!
+//! Chunks (seed 000 §4.1, §5): with the hint API the application closes a chunk; without it the
+//! open chunk is "all data in the meta buffer", and data appended to it while it is being sent
+//! joins it at the tail.
+
+use std::collections::VecDeque;
+
+use crate::packet::{PathId, MAX_PATHS};
+use crate::time::Time;
+
+/// Absolute meta segment number.
+pub type SegNo = u64;
+
+/// Transmission record of one meta segment.
+#[derive(Clone, Copy, Debug)]
+pub struct SegRecord {
+    pub dsn: u64,
+    pub len: u32,
+    pub chunk: u64,
+    /// Bit p set: sent (at least once) on path p.
+    pub tx_mask: u8,
+    /// Last transmission time on each path (`None`: never).
+    pub tx_time: [Option<Time>; MAX_PATHS],
+    /// A subflow ACK has reported it received (on any path).
+    pub received: bool,
+}
+
+impl SegRecord {
+    pub fn end(&self) -> u64 {
+        self.dsn + self.len as u64
+    }
+    pub fn sent(&self) -> bool {
+        self.tx_mask != 0
+    }
+    pub fn sent_on(&self, p: PathId) -> bool {
+        self.tx_mask & (1 << p) != 0
+    }
+    /// Latest transmission on any path other than `p`.
+    pub fn last_tx_elsewhere(&self, p: PathId) -> Option<Time> {
+        self.tx_time
+            .iter()
+            .enumerate()
+            .filter(|(q, _)| *q != p as usize)
+            .filter_map(|(_, t)| *t)
+            .max()
+    }
+}
+
+/// One chunk: segments `[first, end)`; `end` grows while the chunk is open.
+#[derive(Clone, Copy, Debug)]
+pub struct Chunk {
+    pub id: u64,
+    pub first: SegNo,
+    pub end: SegNo,
+    pub start_dsn: u64,
+    pub end_dsn: u64,
+    pub closed: bool,
+    /// Payload bytes of the chunk not yet sent on any path.
+    pub unsent_bytes: u64,
+    /// Lowest segment number that may be unsent (everything below is sent).
+    head_unsent: SegNo,
+    /// One past the highest segment number that may be unsent.
+    tail_unsent: SegNo,
+}
+
+#[derive(Debug)]
+pub struct SendBuffer {
+    mss: u32,
+    capacity: u64,
+    segs: VecDeque<SegRecord>,
+    /// Absolute number of `segs[0]`.
+    base: SegNo,
+    chunks: VecDeque<Chunk>,
+    next_chunk_id: u64,
+    written: u64,
+    data_ack: u64,
+    peer_rwnd: u64,
+    reinjected_bytes: u64,
+    reinjected_segments: u64,
+}
+
+impl SendBuffer {
+    pub fn new(mss: u32, capacity: u64, initial_peer_rwnd: u64) -> Self {
+        SendBuffer {
+            mss,
+            capacity,
+            segs: VecDeque::new(),
+            base: 0,
+            chunks: VecDeque::new(),
+            next_chunk_id: 0,
+            written: 0,
+            data_ack: 0,
+            peer_rwnd: initial_peer_rwnd,
+            reinjected_bytes: 0,
+            reinjected_segments: 0,
+        }
+    }
+
+    // ---- application side ----------------------------------------------------------------
+
+    /// Bytes the application may still write.
+    pub fn free_space(&self) -> u64 {
+        self.capacity.saturating_sub(self.written - self.data_ack)
+    }
+
+    /// Append up to `bytes` of application data; `end_of_chunk` closes the current chunk after
+    /// it (the hint API). Returns the bytes accepted (bounded by the send buffer).
+    pub fn write(&mut self, bytes: u64, end_of_chunk: bool) -> u64 {
+        let n = bytes.min(self.free_space());
+        if n == 0 && !(end_of_chunk && bytes == 0) {
+            return 0;
+        }
+        if self.chunks.back().is_none_or(|c| c.closed) {
+            let first = self.end_seg();
+            self.chunks.push_back(Chunk {
+                id: self.next_chunk_id,
+                first,
+                end: first,
+                start_dsn: self.written,
+                end_dsn: self.written,
+                closed: false,
+                unsent_bytes: 0,
+                head_unsent: first,
+                tail_unsent: first,
+            });
+            self.next_chunk_id += 1;
+        }
+        let mss = self.mss as u64;
+        let mut left = n;
+        let chunk_id = self.chunks.back().unwrap().id;
+        while left > 0 {
+            let len = left.min(mss);
+            self.segs.push_back(SegRecord {
+                dsn: self.written,
+                len: len as u32,
+                chunk: chunk_id,
+                tx_mask: 0,
+                tx_time: [None; MAX_PATHS],
+                received: false,
+            });
+            self.written += len;
+            left -= len;
+        }
+        let end = self.end_seg();
+        let written = self.written;
+        let c = self.chunks.back_mut().unwrap();
+        c.end = end;
+        c.end_dsn = written;
+        c.unsent_bytes += n;
+        c.tail_unsent = end;
+        if end_of_chunk {
+            c.closed = true;
+        }
+        n
+    }
+
+    // ---- what schedulers read ------------------------------------------------------------
+
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+    /// One past the highest segment number written.
+    pub fn end_seg(&self) -> SegNo {
+        self.base + self.segs.len() as u64
+    }
+    /// Lowest segment number still in the buffer.
+    pub fn base_seg(&self) -> SegNo {
+        self.base
+    }
+    pub fn seg(&self, no: SegNo) -> Option<&SegRecord> {
+        self.segs.get(no.checked_sub(self.base)? as usize)
+    }
+    pub fn data_ack(&self) -> u64 {
+        self.data_ack
+    }
+    pub fn peer_rwnd(&self) -> u64 {
+        self.peer_rwnd
+    }
+    /// Highest DSN (exclusive) the peer's receive window allows now.
+    pub fn rwnd_limit(&self) -> u64 {
+        self.data_ack.saturating_add(self.peer_rwnd)
+    }
+    /// Free space in the peer's receive window for new data beyond what was sent.
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+    /// Unacknowledged plus unsent bytes in the buffer.
+    pub fn occupancy(&self) -> u64 {
+        self.written - self.data_ack
+    }
+    pub fn reinjected_bytes(&self) -> u64 {
+        self.reinjected_bytes
+    }
+    pub fn reinjected_segments(&self) -> u64 {
+        self.reinjected_segments
+    }
+    /// Whether segment `no` fits in the peer's receive window.
+    pub fn in_window(&self, no: SegNo) -> bool {
+        self.seg(no).is_some_and(|s| s.end() <= self.rwnd_limit())
+    }
+
+    /// The chunk being transferred: the oldest one with unacknowledged data.
+    pub fn current_chunk(&self) -> Option<&Chunk> {
+        self.chunks.front()
+    }
+    pub fn chunks(&self) -> impl Iterator<Item = &Chunk> {
+        self.chunks.iter()
+    }
+    /// The oldest chunk that still has unsent data.
+    pub fn first_chunk_with_unsent(&self) -> Option<&Chunk> {
+        self.chunks.iter().find(|c| c.unsent_bytes > 0)
+    }
+    /// Total unsent bytes in all chunks.
+    pub fn unsent_bytes(&self) -> u64 {
+        self.chunks.iter().map(|c| c.unsent_bytes).sum()
+    }
+
+    /// Lowest unsent segment of `chunk` (the head end). Amortized O(1).
+    pub fn first_unsent(&mut self, chunk: u64) -> Option<SegNo> {
+        let base = self.base;
+        let ci = self.chunk_index(chunk)?;
+        let c = self.chunks[ci];
+        if c.unsent_bytes == 0 {
+            return None;
+        }
+        let mut n = c.head_unsent.max(base);
+        while n < c.end && self.segs[(n - base) as usize].sent() {
+            n += 1;
+        }
+        self.chunks[ci].head_unsent = n;
+        (n < c.end).then_some(n)
+    }
+
+    /// Highest unsent segment of `chunk` (the tail end). Amortized O(1) between appends.
+    pub fn last_unsent(&mut self, chunk: u64) -> Option<SegNo> {
+        let base = self.base;
+        let ci = self.chunk_index(chunk)?;
+        let c = self.chunks[ci];
+        if c.unsent_bytes == 0 {
+            return None;
+        }
+        let lo = c.first.max(base);
+        let mut n = c.tail_unsent;
+        while n > lo && self.segs[(n - 1 - base) as usize].sent() {
+            n -= 1;
+        }
+        self.chunks[ci].tail_unsent = n;
+        (n > lo).then(|| n - 1)
+    }
+
+    /// The first unsent segment over all chunks, in DSN order (what MinRTT-style schedulers
+    /// send next).
+    pub fn next_unsent(&mut self) -> Option<SegNo> {
+        let id = self.first_chunk_with_unsent()?.id;
+        self.first_unsent(id)
+    }
+
+    fn chunk_index(&self, id: u64) -> Option<usize> {
+        let first = self.chunks.front()?.id;
+        let i = id.checked_sub(first)? as usize;
+        (i < self.chunks.len()).then_some(i)
+    }
+
+    // ---- transitions driven by the connection ----------------------------------------------
+
+    /// Record a transmission of `no` on path `p` at `now`; counts a reinjection when another
+    /// path carried it before.
+    pub fn on_transmit(&mut self, no: SegNo, p: PathId, now: Time) {
+        let base = self.base;
+        let Some(s) = self.segs.get_mut((no - base) as usize) else {
+            return;
+        };
+        let first_send = !s.sent();
+        if !first_send && s.tx_mask & !(1u8 << p) != 0 && !s.sent_on(p) {
+            self.reinjected_bytes += s.len as u64;
+            self.reinjected_segments += 1;
+        }
+        s.tx_mask |= 1 << p;
+        s.tx_time[p as usize] = Some(now);
+        if first_send {
+            let (len, chunk) = (s.len as u64, s.chunk);
+            if let Some(ci) = self.chunk_index(chunk) {
+                self.chunks[ci].unsent_bytes -= len;
+            }
+        }
+    }
+
+    /// A subflow reported segment `no` received.
+    pub fn on_received(&mut self, no: SegNo) {
+        if let Some(i) = no.checked_sub(self.base) {
+            if let Some(s) = self.segs.get_mut(i as usize) {
+                s.received = true;
+            }
+        }
+    }
+
+    /// New data-ACK and receive window from the peer. Frees acknowledged segments and closed
+    /// chunks. Returns the bytes freed.
+    pub fn on_data_ack(&mut self, data_ack: u64, rwnd: u64) -> u64 {
+        // Window updates ride on every ACK; take the newest (ACKs are in order per subflow
+        // but not across subflows, so a window with an older data-ACK is ignored).
+        if data_ack < self.data_ack {
+            return 0;
+        }
+        self.peer_rwnd = rwnd;
+        if data_ack == self.data_ack {
+            return 0;
+        }
+        let freed = data_ack.min(self.written) - self.data_ack;
+        self.data_ack = data_ack.min(self.written);
+        while let Some(s) = self.segs.front() {
+            if s.end() > self.data_ack {
+                break;
+            }
+            self.segs.pop_front();
+            self.base += 1;
+        }
+        while let Some(c) = self.chunks.front() {
+            if c.end_dsn <= self.data_ack && (c.closed || c.end_dsn == self.written) {
+                if !c.closed && self.chunks.len() == 1 {
+                    // An open chunk fully acknowledged stays as the (empty) current chunk so
+                    // that appended data joins it.
+                    let c = self.chunks.front_mut().unwrap();
+                    c.first = self.base;
+                    c.start_dsn = self.data_ack;
+                    c.head_unsent = self.base;
+                    break;
+                }
+                self.chunks.pop_front();
+            } else {
+                break;
+            }
+        }
+        freed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buf() -> SendBuffer {
+        SendBuffer::new(1000, 1 << 20, 1 << 20)
+    }
+
+    #[test]
+    fn write_packetizes_into_mss_segments_within_a_chunk() {
+        let mut b = buf();
+        assert_eq!(b.write(2500, true), 2500);
+        assert_eq!(b.end_seg(), 3);
+        assert_eq!(b.seg(2).unwrap().len, 500);
+        let c = b.current_chunk().unwrap();
+        assert_eq!((c.first, c.end, c.unsent_bytes), (0, 3, 2500));
+    }
+
+    #[test]
+    fn segments_do_not_span_chunk_boundaries() {
+        let mut b = buf();
+        b.write(1500, true);
+        b.write(1500, true);
+        assert_eq!(b.seg(2).unwrap().dsn, 1500);
+        assert_eq!(b.seg(2).unwrap().chunk, 1);
+    }
+
+    #[test]
+    fn head_and_tail_meet() {
+        let mut b = buf();
+        b.write(5000, true);
+        assert_eq!(b.first_unsent(0), Some(0));
+        assert_eq!(b.last_unsent(0), Some(4));
+        b.on_transmit(0, 0, Time(1));
+        b.on_transmit(4, 1, Time(1));
+        b.on_transmit(3, 1, Time(2));
+        assert_eq!(b.first_unsent(0), Some(1));
+        assert_eq!(b.last_unsent(0), Some(2));
+        b.on_transmit(1, 0, Time(3));
+        b.on_transmit(2, 0, Time(3));
+        assert_eq!(b.first_unsent(0), None);
+        assert_eq!(b.last_unsent(0), None);
+        assert_eq!(b.unsent_bytes(), 0);
+    }
+
+    #[test]
+    fn sending_on_a_second_path_counts_as_reinjection() {
+        let mut b = buf();
+        b.write(1000, true);
+        b.on_transmit(0, 0, Time(1));
+        b.on_transmit(0, 0, Time(2));
+        assert_eq!(b.reinjected_bytes(), 0);
+        b.on_transmit(0, 1, Time(3));
+        assert_eq!(b.reinjected_bytes(), 1000);
+        assert_eq!(b.seg(0).unwrap().last_tx_elsewhere(1), Some(Time(2)));
+    }
+
+    #[test]
+    fn data_ack_frees_segments_and_closed_chunks() {
+        let mut b = buf();
+        b.write(2000, true);
+        b.write(1000, true);
+        assert_eq!(b.on_data_ack(2000, 1 << 20), 2000);
+        assert_eq!(b.base_seg(), 2);
+        assert_eq!(b.current_chunk().unwrap().id, 1);
+        assert_eq!(b.free_space(), (1 << 20) - 1000);
+    }
+
+    #[test]
+    fn send_buffer_bounds_the_application() {
+        let mut b = SendBuffer::new(1000, 3000, 1 << 20);
+        assert_eq!(b.write(5000, false), 3000);
+        assert_eq!(b.write(10, false), 0);
+    }
+
+    #[test]
+    fn open_chunk_grows_at_the_tail() {
+        let mut b = buf();
+        b.write(2000, false);
+        b.on_transmit(1, 1, Time(0));
+        b.write(1000, false);
+        assert_eq!(b.current_chunk().unwrap().end, 3);
+        assert_eq!(b.last_unsent(0), Some(2));
+    }
+}

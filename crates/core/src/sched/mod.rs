@@ -1,0 +1,210 @@
+//! The scheduler contract (DESIGN.md, "The scheduler contract").
+//!
+//! A scheduler is asked, whenever the connection may send, for the next [`Assignment`]: *this
+//! subflow sends this meta segment*. It may name any segment of the send buffer — the next one
+//! in order, one at the tail of the chunk, one past a gap, or one already sent on another
+//! subflow (a reinjection, counted by the meta buffer) — or answer `None` to withhold. The
+//! connection keeps asking until it answers `None` or names a subflow without congestion-window
+//! space. Subflow-level retransmissions (RFC 6675) never reach the scheduler: a subflow repairs
+//! its own losses first.
+//!
+//! What every published scheduler needs, and how it gets it here:
+//!
+//! * **MinRTT** (Linux MPTCP default; seed 001 §3.1): `subflow(p).srtt()`,
+//!   `has_space(p)`, `meta().next_unsent()`; opportunistic retransmission reads
+//!   `meta().seg(n).tx_mask` at the data-ACK left edge and `rwnd_blocked()`;
+//!   penalization calls [`SchedCtx::penalize`].
+//! * **Round robin / redundant / single path**: private per-subflow cursors persist in the
+//!   scheduler; redundant assigns one segment to every subflow by returning it once per subflow.
+//! * **BLEST / ECF** (seed 001 Alg. 1-2): cwnd, in-flight segments, srtt, rttvar of each subflow
+//!   and the connection's send window (`meta().peer_rwnd()`, `meta().occupancy()`); ECF may
+//!   withhold the fast subflow's turn by returning `None` for the slow one.
+//! * **STTF, DAPS, OTIAS** (seed 001 Alg. 3, Table 1) plan ahead of the window: they keep their
+//!   own per-subflow queues of assigned-but-unsent segments as private state and drain them
+//!   here; `queued_ahead(p)` is theirs to track.
+//! * **STMS** (seed 002 Alg. 1-2): skips a gap by naming a segment beyond `next_unsent()` for the
+//!   slow subflow; adjusts the gap from data-ACKs via [`SchedEvent::DataAck`].
+//! * **DEMS** (seed 000 Alg. 1): sends from both ends of the chunk
+//!   (`meta().first_unsent(c)`, `meta().last_unsent(c)`), reinjects by naming a segment sent on
+//!   the other subflow and compares `seg.tx_time[q]` with `now`, withholds the large-OWD subflow
+//!   by Eq. 9, and reads OWD, ΔOWD, δ and bandwidth from [`SchedCtx::estimator`].
+//!
+//! Schedulers are deterministic: they draw no randomness and read no clock but `ctx.now`.
+
+pub mod minrtt;
+pub mod redundant;
+pub mod rr;
+pub mod single;
+
+use crate::estimate::Estimator;
+use crate::meta::send::{SegNo, SendBuffer};
+use crate::packet::PathId;
+use crate::subflow::sender::SubflowSender;
+use crate::time::{Duration, Time};
+
+/// "Subflow `path` sends meta segment `seg`."
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Assignment {
+    pub path: PathId,
+    pub seg: SegNo,
+}
+
+/// Things a scheduler is told about after they happen.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SchedEvent {
+    /// An ACK arrived on `path` acknowledging `newly_acked` bytes (cumulatively or by SACK).
+    Ack {
+        path: PathId,
+        newly_acked: u64,
+        rtt: Option<Duration>,
+    },
+    /// The data-ACK advanced to `data_ack`.
+    DataAck { data_ack: u64 },
+    /// `path` detected a loss and entered recovery.
+    Loss { path: PathId },
+    /// `path`'s retransmission timer fired.
+    Rto { path: PathId },
+}
+
+/// What a scheduler sees when asked.
+pub struct SchedCtx<'a> {
+    pub now: Time,
+    subflows: &'a [SubflowSender],
+    meta: &'a mut SendBuffer,
+    est: &'a Estimator,
+    penalties: &'a mut Vec<PathId>,
+}
+
+impl<'a> SchedCtx<'a> {
+    pub fn new(
+        now: Time,
+        subflows: &'a [SubflowSender],
+        meta: &'a mut SendBuffer,
+        est: &'a Estimator,
+        penalties: &'a mut Vec<PathId>,
+    ) -> Self {
+        SchedCtx {
+            now,
+            subflows,
+            meta,
+            est,
+            penalties,
+        }
+    }
+    pub fn npaths(&self) -> usize {
+        self.subflows.len()
+    }
+    pub fn subflow(&self, p: PathId) -> &SubflowSender {
+        &self.subflows[p as usize]
+    }
+    pub fn subflows(&self) -> &[SubflowSender] {
+        self.subflows
+    }
+    /// Room for one more segment in `p`'s congestion window.
+    pub fn has_space(&self, p: PathId) -> bool {
+        self.subflows[p as usize].has_cwnd_space()
+    }
+    pub fn meta(&self) -> &SendBuffer {
+        self.meta
+    }
+    /// Unsent-segment lookups move cached pointers, hence `&mut`.
+    pub fn meta_mut(&mut self) -> &mut SendBuffer {
+        self.meta
+    }
+    pub fn estimator(&self) -> &Estimator {
+        self.est
+    }
+    /// Whether segment `n` exists and fits the peer's receive window.
+    pub fn may_send(&self, n: SegNo) -> bool {
+        self.meta.in_window(n)
+    }
+    /// True when unsent data exists but the peer's receive window forbids sending it.
+    pub fn rwnd_blocked(&mut self) -> bool {
+        match self.meta.next_unsent() {
+            Some(n) => !self.meta.in_window(n),
+            None => false,
+        }
+    }
+    /// Ask the connection to halve `p`'s congestion window (MPTCP penalization; applied after
+    /// this call, at most once per RTT per subflow).
+    pub fn penalize(&mut self, p: PathId) {
+        self.penalties.push(p);
+    }
+    /// Subflows with an RTT estimate ordered by smoothed RTT (ties by path number); subflows
+    /// without a sample come last, in path order.
+    pub fn by_srtt(&self) -> Vec<PathId> {
+        let mut v: Vec<PathId> = (0..self.subflows.len() as PathId).collect();
+        v.sort_by_key(|&p| (self.subflows[p as usize].srtt().unwrap_or(Duration::MAX), p));
+        v
+    }
+}
+
+pub trait Scheduler: std::fmt::Debug + Send {
+    /// CLI name.
+    fn name(&self) -> &'static str;
+    /// The next assignment, or `None` to send nothing now.
+    fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment>;
+    /// Notification of an event; the default ignores it.
+    fn on_event(&mut self, _ctx: &mut SchedCtx<'_>, _ev: &SchedEvent) {}
+}
+
+/// Every scheduler the engine builds by name, with its paper reference.
+pub const SCHEDULERS: &[(&str, &str)] = &[
+    (
+        "minrtt",
+        "lowest-sRTT subflow with window space; opportunistic retransmission and penalization (Linux MPTCP v0.9x default; seed 001 §3.1, seed 002 §2.3)",
+    ),
+    ("rr", "round robin over subflows with window space, starting at the lowest RTT (seed 000 §7.5)"),
+    ("redundant", "every segment on every subflow (ReMP; seed 000 §3.1, §7.5)"),
+    ("single", "best single path by capacity estimate, or single:NAME (seed 000 §3.2, §7.5)"),
+];
+
+/// Errors building a scheduler from its CLI name.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SchedError {
+    #[error("unknown scheduler \"{0}\" (known: {1})")]
+    Unknown(String, String),
+    #[error("scheduler \"single:{0}\": no path named \"{0}\" (paths: {1})")]
+    UnknownPath(String, String),
+}
+
+/// Build a scheduler from its CLI name. `path_names` resolves `single:NAME`; `capacity_bps`
+/// is the configured capacity of each path (the best-single-path choice).
+pub fn build(
+    name: &str,
+    path_names: &[String],
+    capacity_bps: &[f64],
+) -> Result<Box<dyn Scheduler>, SchedError> {
+    let (base, arg) = match name.split_once(':') {
+        Some((b, a)) => (b, Some(a)),
+        None => (name, None),
+    };
+    Ok(match (base, arg) {
+        ("minrtt", None) => Box::new(minrtt::MinRtt::new(true)),
+        ("minrtt", Some("nopenalty")) => Box::new(minrtt::MinRtt::new(false)),
+        ("minrtt", Some("noor")) => Box::new(minrtt::MinRtt::plain()),
+        ("rr", None) => Box::new(rr::RoundRobin::default()),
+        ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
+        ("single", None) => {
+            let best = capacity_bps
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1).then(b.0.cmp(&a.0)))
+                .map_or(0, |(i, _)| i);
+            Box::new(single::Single::new(best as PathId))
+        }
+        ("single", Some(p)) => match path_names.iter().position(|n| n == p) {
+            Some(i) => Box::new(single::Single::new(i as PathId)),
+            None => {
+                return Err(SchedError::UnknownPath(
+                    p.to_string(),
+                    path_names.join(", "),
+                ));
+            }
+        },
+        _ => {
+            let known: Vec<&str> = SCHEDULERS.iter().map(|s| s.0).collect();
+            return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
+        }
+    })
+}

@@ -1,0 +1,304 @@
+//! The receiving half of one subflow: cumulative ACK, SACK blocks, delayed ACK, timestamps.
+//!
+//! Delayed ACK as Linux does it with RFC 5681 §4.2 / RFC 1122: an ACK for at least every second
+//! full-sized segment, at the latest 40 ms after an unacknowledged segment arrived, and at once
+//! for out-of-order data, for data that fills a hole, and for duplicates. SACK blocks per
+//! RFC 2018 §4: the first block holds the most recently received segment, the others repeat the
+//! most recently reported blocks. TSecr per RFC 7323 §4.3: the echo of the segment that first
+//! advanced the left edge since the last ACK.
+
+use crate::packet::{Ack, DataSegment, OwdEcho, PathId, SackBlock};
+use crate::rangeset::RangeSet;
+use crate::time::{Duration, Time};
+
+/// Linux's delayed-ACK timer (TCP_DELACK_MIN is 40 ms).
+pub const DELACK_TIMEOUT: Duration = Duration::from_millis(40);
+
+#[derive(Debug)]
+pub struct SubflowReceiver {
+    path: PathId,
+    mss: u32,
+    delayed_ack: bool,
+    rcv_nxt: u64,
+    ooo: RangeSet,
+    /// Most recently reported SACK blocks (by their start), newest first.
+    recent: [Option<u64>; 3],
+    ts_recent: u64,
+    last_ack_sent: u64,
+    /// Full-sized segments received since the last ACK.
+    unacked_segments: u32,
+    delack_deadline: Option<Time>,
+    ack_now: bool,
+    last_echo: Option<OwdEcho>,
+    // Statistics.
+    bytes_received: u64,
+    segments_received: u64,
+    duplicate_segments: u64,
+}
+
+/// What the receiver half did with a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SegmentVerdict {
+    /// New data (in order or not); hand its DSN range to the connection.
+    New,
+    /// Everything in it was received before on this subflow.
+    Duplicate,
+}
+
+impl SubflowReceiver {
+    pub fn new(path: PathId, mss: u32, delayed_ack: bool) -> Self {
+        SubflowReceiver {
+            path,
+            mss,
+            delayed_ack,
+            rcv_nxt: 0,
+            ooo: RangeSet::new(),
+            recent: [None; 3],
+            ts_recent: 0,
+            last_ack_sent: 0,
+            unacked_segments: 0,
+            delack_deadline: None,
+            ack_now: false,
+            last_echo: None,
+            bytes_received: 0,
+            segments_received: 0,
+            duplicate_segments: 0,
+        }
+    }
+
+    pub fn path(&self) -> PathId {
+        self.path
+    }
+    pub fn rcv_nxt(&self) -> u64 {
+        self.rcv_nxt
+    }
+    pub fn bytes_received(&self) -> u64 {
+        self.bytes_received
+    }
+    pub fn segments_received(&self) -> u64 {
+        self.segments_received
+    }
+    pub fn duplicate_segments(&self) -> u64 {
+        self.duplicate_segments
+    }
+
+    /// A data segment arrived at receiver-clock time `now`.
+    pub fn on_segment(&mut self, now: Time, seg: &DataSegment) -> SegmentVerdict {
+        self.segments_received += 1;
+        self.last_echo = Some(OwdEcho {
+            seq: seg.seq,
+            ts_val: seg.ts_val,
+            recv_time: now.0,
+        });
+        let (start, end) = (seg.seq, seg.end());
+        if end <= self.rcv_nxt
+            || self
+                .ooo
+                .range_containing(start)
+                .is_some_and(|(_, e)| e >= end)
+        {
+            self.duplicate_segments += 1;
+            self.ack_now = true;
+            return SegmentVerdict::Duplicate;
+        }
+        self.bytes_received += seg.len as u64;
+        // RFC 7323 §4.3: record TSval of a segment that covers the last ACK sent.
+        if start <= self.last_ack_sent {
+            self.ts_recent = seg.ts_val;
+        }
+        let had_holes = !self.ooo.is_empty();
+        if start <= self.rcv_nxt {
+            self.rcv_nxt = end;
+            // Pull in out-of-order data that is now contiguous.
+            if let Some((s, e)) = self.ooo.first() {
+                if s <= self.rcv_nxt {
+                    self.rcv_nxt = self.rcv_nxt.max(e);
+                    self.ooo.remove_below(self.rcv_nxt);
+                }
+            }
+            if had_holes {
+                self.ack_now = true; // RFC 5681 §4.2: ACK at once when a hole is filled.
+            }
+        } else {
+            self.ooo.insert(start, end);
+            self.note_recent(start);
+            self.ack_now = true; // out-of-order: immediate duplicate ACK carrying SACK.
+        }
+        if seg.len >= self.mss {
+            self.unacked_segments += 1;
+        } else {
+            self.unacked_segments += 2; // a short segment (end of data) is ACKed at once
+        }
+        if !self.delayed_ack || self.unacked_segments >= 2 {
+            self.ack_now = true;
+        } else if self.delack_deadline.is_none() {
+            self.delack_deadline = Some(now + DELACK_TIMEOUT);
+        }
+        SegmentVerdict::New
+    }
+
+    fn note_recent(&mut self, start: u64) {
+        let block_start = self.ooo.range_containing(start).map_or(start, |(s, _)| s);
+        let mut next = [Some(block_start), None, None];
+        let mut k = 1;
+        for r in self.recent.iter().flatten() {
+            if *r != block_start && k < 3 {
+                next[k] = Some(*r);
+                k += 1;
+            }
+        }
+        self.recent = next;
+    }
+
+    /// True when an ACK is due now.
+    pub fn wants_ack(&self) -> bool {
+        self.ack_now
+    }
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.delack_deadline
+    }
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.delack_deadline.is_some_and(|d| d <= now) {
+            self.delack_deadline = None;
+            self.ack_now = true;
+        }
+    }
+
+    /// Build the ACK now due, with the connection-level `data_ack` and `rwnd`.
+    pub fn build_ack(&mut self, data_ack: u64, rwnd: u64) -> Ack {
+        let mut sack = [SackBlock::default(); 3];
+        let mut n = 0;
+        for start in self.recent.iter().flatten() {
+            // A reported block may have merged with others or been passed by rcv_nxt.
+            if let Some((s, e)) = self.ooo.range_containing((*start).max(self.rcv_nxt)) {
+                if s >= self.rcv_nxt && !sack[..n].iter().any(|b| b.start == s) {
+                    sack[n] = SackBlock { start: s, end: e };
+                    n += 1;
+                }
+            }
+        }
+        self.recent = [None; 3];
+        for (i, b) in sack[..n].iter().enumerate() {
+            self.recent[i] = Some(b.start);
+        }
+        self.ack_now = false;
+        self.unacked_segments = 0;
+        self.delack_deadline = None;
+        self.last_ack_sent = self.rcv_nxt;
+        Ack {
+            path: self.path,
+            ack: self.rcv_nxt,
+            sack,
+            nsack: n as u8,
+            data_ack,
+            rwnd,
+            ts_ecr: self.ts_recent,
+            owd_echo: self.last_echo.take(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u32 = 1000;
+
+    fn seg(seq: u64) -> DataSegment {
+        DataSegment {
+            path: 0,
+            seq,
+            len: MSS,
+            dsn: seq,
+            ts_val: 1 + seq,
+            retransmit: false,
+        }
+    }
+
+    fn receiver() -> SubflowReceiver {
+        SubflowReceiver::new(0, MSS, true)
+    }
+
+    #[test]
+    fn in_order_first_segment_delays_ack() {
+        let mut r = receiver();
+        assert_eq!(r.on_segment(Time(0), &seg(0)), SegmentVerdict::New);
+        assert!(!r.wants_ack());
+        assert_eq!(r.poll_timeout(), Some(Time(0) + DELACK_TIMEOUT));
+    }
+
+    #[test]
+    fn in_order_second_segment_acks_both() {
+        let mut r = receiver();
+        r.on_segment(Time(0), &seg(0));
+        r.on_segment(Time(1), &seg(1000));
+        assert!(r.wants_ack());
+        let a = r.build_ack(2000, 1 << 20);
+        assert_eq!(a.ack, 2000);
+        assert_eq!(a.nsack, 0);
+        assert_eq!(
+            a.ts_ecr, 1,
+            "RFC 7323: echo the segment that advanced the left edge first"
+        );
+    }
+
+    #[test]
+    fn delack_timer_expiry_acks() {
+        let mut r = receiver();
+        r.on_segment(Time(0), &seg(0));
+        r.handle_timeout(Time(0) + DELACK_TIMEOUT);
+        assert!(r.wants_ack());
+        assert_eq!(r.build_ack(1000, 0).ack, 1000);
+    }
+
+    #[test]
+    fn out_of_order_acks_at_once_with_sack() {
+        let mut r = receiver();
+        r.on_segment(Time(0), &seg(0));
+        r.on_segment(Time(1), &seg(2000));
+        assert!(r.wants_ack());
+        let a = r.build_ack(1000, 0);
+        assert_eq!(a.ack, 1000);
+        assert_eq!(
+            a.sack_blocks(),
+            &[SackBlock {
+                start: 2000,
+                end: 3000
+            }]
+        );
+        assert_eq!(a.owd_echo.unwrap().seq, 2000);
+    }
+
+    #[test]
+    fn newest_sack_block_comes_first() {
+        let mut r = receiver();
+        r.on_segment(Time(0), &seg(2000));
+        r.on_segment(Time(1), &seg(4000));
+        r.on_segment(Time(2), &seg(6000));
+        let a = r.build_ack(0, 0);
+        let starts: Vec<u64> = a.sack_blocks().iter().map(|b| b.start).collect();
+        assert_eq!(starts, vec![6000, 4000, 2000]);
+    }
+
+    #[test]
+    fn hole_fill_advances_past_buffered_data_and_acks_at_once() {
+        let mut r = receiver();
+        r.on_segment(Time(0), &seg(1000));
+        r.on_segment(Time(1), &seg(2000));
+        r.build_ack(0, 0);
+        r.on_segment(Time(2), &seg(0));
+        assert!(r.wants_ack());
+        let a = r.build_ack(3000, 0);
+        assert_eq!(a.ack, 3000);
+        assert_eq!(a.nsack, 0);
+    }
+
+    #[test]
+    fn duplicate_is_reported_and_acked() {
+        let mut r = receiver();
+        r.on_segment(Time(0), &seg(0));
+        assert_eq!(r.on_segment(Time(1), &seg(0)), SegmentVerdict::Duplicate);
+        assert!(r.wants_ack());
+        assert_eq!(r.duplicate_segments(), 1);
+    }
+}

@@ -1,0 +1,604 @@
+//! The sending half of one subflow: sequence space, SACK scoreboard, loss recovery and RTO.
+//!
+//! Loss recovery is RFC 6675 (conservative SACK-based recovery): a segment is lost once more
+//! than (DupThresh − 1) · SMSS bytes above it have been SACKed (IsLost, §4), recovery starts on
+//! the first such loss with RecoveryPoint = HighData, the congestion controller is told once per
+//! recovery episode, and retransmissions of lost segments go before new data while
+//! pipe < cwnd (§5). The RTO follows RFC 6298 (§5: restart on new cumulative ACK, back off on
+//! expiry, after expiry every unSACKed segment is retransmitted from the left edge).
+//!
+//! Cost per ACK does not grow with the window: SACK blocks are diffed against the set of
+//! already-SACKed ranges so only newly SACKed segments are visited, and IsLost is evaluated by
+//! a pointer that only moves forward while "SACKed bytes above it" is kept as a running sum.
+
+use std::collections::VecDeque;
+
+use crate::cc::{AckSample, CcKind, CongestionControl, CoupledView};
+use crate::packet::{Ack, DataSegment, PathId};
+use crate::rangeset::RangeSet;
+use crate::subflow::rtt::RttEstimator;
+use crate::time::{Duration, Time};
+
+/// RFC 6675 DupThresh.
+const DUP_THRESH: u64 = 3;
+
+/// One transmitted segment on the subflow scoreboard.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    seq: u64,
+    len: u32,
+    /// Meta-level segment this transmission carries (absolute index in the send buffer).
+    meta_seg: u64,
+    dsn: u64,
+    sent_time: Time,
+    /// Delivery-rate sampling state at (re)transmission (as Linux `tcp_rate.c`).
+    delivered_at_send: u64,
+    delivered_time_at_send: Time,
+    /// Bytes in flight on this subflow just before the segment was sent (seed 000 §5 bins OWD
+    /// samples by it).
+    bif_at_send: u64,
+    sacked: bool,
+    lost: bool,
+    /// A retransmission of this segment is in flight.
+    retx_in_flight: bool,
+    retransmitted: bool,
+}
+
+impl Sent {
+    fn end(&self) -> u64 {
+        self.seq + self.len as u64
+    }
+    /// RFC 6675 pipe: a segment counts unless SACKed, or lost and not yet retransmitted.
+    fn in_pipe(&self) -> bool {
+        !self.sacked && (!self.lost || self.retx_in_flight)
+    }
+}
+
+/// Loss-recovery state of a subflow, readable by schedulers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SubflowState {
+    SlowStart,
+    CongestionAvoidance,
+    Recovery,
+    /// After an RTO, until the data outstanding at the timeout is acknowledged.
+    Loss,
+}
+
+/// A segment that a subflow ACK reported as received for the first time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub meta_seg: u64,
+    pub dsn: u64,
+    pub len: u32,
+    /// When this transmission left the sender.
+    pub sent_time: Time,
+    pub bif_at_send: u64,
+}
+
+/// What one ACK did to the subflow, for the connection to pass on.
+#[derive(Debug, Default)]
+pub struct AckOutcome {
+    pub newly_acked_bytes: u64,
+    pub rtt_sample: Option<Duration>,
+    pub entered_recovery: bool,
+    /// Send time and bytes in flight at send of the segment whose reception the ACK's OWD echo
+    /// reports, if it is still on the scoreboard or was just acknowledged.
+    pub echoed: Option<(Time, u64)>,
+}
+
+#[derive(Debug)]
+pub struct SubflowSender {
+    path: PathId,
+    mss: u32,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    snd_una: u64,
+    snd_nxt: u64,
+    /// Scoreboard in sequence order; `front_no` is the absolute number of `board[0]`.
+    board: VecDeque<Sent>,
+    front_no: u64,
+    sacked: RangeSet,
+    in_flight: u64,
+    /// Absolute numbers of segments marked lost and awaiting retransmission, in order.
+    retx_queue: VecDeque<u64>,
+    /// IsLost pointer: every segment numbered below it has been judged.
+    loss_ptr: u64,
+    sacked_below_ptr: u64,
+    recovery_point: Option<u64>,
+    /// Highest sequence outstanding when the RTO fired; the Loss state lasts until it is acked.
+    rto_recovery_point: Option<u64>,
+    rto_deadline: Option<Time>,
+    // Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation).
+    delivered: u64,
+    delivered_time: Time,
+    delivery_rate_bps: f64,
+    // Statistics.
+    bytes_sent: u64,
+    bytes_acked: u64,
+    retransmitted_segments: u64,
+    retransmitted_bytes: u64,
+    rto_count: u64,
+    penalized_at: Option<Time>,
+    /// Reused buffer for newly SACKed ranges (no allocation per ACK).
+    scratch: Vec<(u64, u64)>,
+}
+
+impl SubflowSender {
+    pub fn new(path: PathId, cc: CcKind, mss: u32, init_cwnd: u32, min_rto: Duration) -> Self {
+        SubflowSender {
+            path,
+            mss,
+            cc: cc.build(mss as u64, init_cwnd as u64),
+            rtt: RttEstimator::new(min_rto),
+            snd_una: 0,
+            snd_nxt: 0,
+            board: VecDeque::new(),
+            front_no: 0,
+            sacked: RangeSet::new(),
+            in_flight: 0,
+            retx_queue: VecDeque::new(),
+            loss_ptr: 0,
+            sacked_below_ptr: 0,
+            recovery_point: None,
+            rto_recovery_point: None,
+            rto_deadline: None,
+            delivered: 0,
+            delivered_time: Time::ZERO,
+            delivery_rate_bps: 0.0,
+            bytes_sent: 0,
+            bytes_acked: 0,
+            retransmitted_segments: 0,
+            retransmitted_bytes: 0,
+            rto_count: 0,
+            penalized_at: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    // ---- what schedulers read ------------------------------------------------------------
+
+    pub fn path(&self) -> PathId {
+        self.path
+    }
+    pub fn mss(&self) -> u32 {
+        self.mss
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+    /// RFC 6675 pipe, bytes.
+    pub fn in_flight(&self) -> u64 {
+        self.in_flight
+    }
+    pub fn segments_in_flight(&self) -> u64 {
+        self.in_flight.div_ceil(self.mss as u64)
+    }
+    /// Room for one more full segment in the congestion window.
+    pub fn has_cwnd_space(&self) -> bool {
+        self.in_flight + self.mss as u64 <= self.cc.window()
+    }
+    /// Free congestion window, bytes.
+    pub fn cwnd_free(&self) -> u64 {
+        self.cc.window().saturating_sub(self.in_flight)
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.rtt.srtt()
+    }
+    pub fn rttvar(&self) -> Duration {
+        self.rtt.rttvar()
+    }
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.rtt.min_rtt()
+    }
+    pub fn latest_rtt(&self) -> Option<Duration> {
+        self.rtt.latest()
+    }
+    pub fn rto(&self) -> Duration {
+        self.rtt.rto()
+    }
+    /// Delivery-rate estimate, bits per second (0 before the first sample).
+    pub fn delivery_rate_bps(&self) -> f64 {
+        self.delivery_rate_bps
+    }
+    pub fn state(&self) -> SubflowState {
+        if self.rto_recovery_point.is_some() {
+            SubflowState::Loss
+        } else if self.recovery_point.is_some() {
+            SubflowState::Recovery
+        } else if self.cc.in_slow_start() {
+            SubflowState::SlowStart
+        } else {
+            SubflowState::CongestionAvoidance
+        }
+    }
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent
+    }
+    pub fn bytes_acked(&self) -> u64 {
+        self.bytes_acked
+    }
+    pub fn retransmitted_segments(&self) -> u64 {
+        self.retransmitted_segments
+    }
+    pub fn retransmitted_bytes(&self) -> u64 {
+        self.retransmitted_bytes
+    }
+    pub fn rto_count(&self) -> u64 {
+        self.rto_count
+    }
+    /// Segments waiting for a retransmission on this subflow.
+    pub fn has_retransmission(&self) -> bool {
+        !self.retx_queue.is_empty()
+    }
+    pub fn cc_name(&self) -> &'static str {
+        self.cc.name()
+    }
+    /// Meta segments whose transmission on this subflow is outstanding (not yet acknowledged),
+    /// oldest first. Used by opportunistic retransmission to find who holds a DSN.
+    pub fn outstanding_meta_segs(&self) -> impl Iterator<Item = u64> + '_ {
+        self.board.iter().filter(|s| !s.sacked).map(|s| s.meta_seg)
+    }
+    pub fn retransmission_timer(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    // ---- transmissions -------------------------------------------------------------------
+
+    /// Send a new segment carrying meta segment `meta_seg` (`dsn`, `len`).
+    pub fn send_new(&mut self, now: Time, meta_seg: u64, dsn: u64, len: u32) -> DataSegment {
+        let seg = Sent {
+            seq: self.snd_nxt,
+            len,
+            meta_seg,
+            dsn,
+            sent_time: now,
+            delivered_at_send: self.delivered,
+            delivered_time_at_send: self.delivery_clock(now),
+            bif_at_send: self.in_flight,
+            sacked: false,
+            lost: false,
+            retx_in_flight: false,
+            retransmitted: false,
+        };
+        self.snd_nxt += len as u64;
+        self.in_flight += len as u64;
+        self.bytes_sent += len as u64;
+        self.board.push_back(seg);
+        self.arm_rto_if_idle(now);
+        DataSegment {
+            path: self.path,
+            seq: seg.seq,
+            len,
+            dsn,
+            ts_val: now.0,
+            retransmit: false,
+        }
+    }
+
+    /// Retransmit the oldest segment marked lost, if any (RFC 6675 §5 NextSeg rule 1).
+    /// The caller checks the congestion window first.
+    pub fn send_retransmission(&mut self, now: Time) -> Option<DataSegment> {
+        while let Some(no) = self.retx_queue.pop_front() {
+            let Some(i) = no.checked_sub(self.front_no) else {
+                continue; // cumulatively acknowledged meanwhile
+            };
+            let delivered = self.delivered;
+            let dtime = self.delivery_clock(now);
+            let bif = self.in_flight;
+            let Some(s) = self.board.get_mut(i as usize) else {
+                continue;
+            };
+            if s.sacked || !s.lost || s.retx_in_flight {
+                continue;
+            }
+            s.retx_in_flight = true;
+            s.retransmitted = true;
+            s.sent_time = now;
+            s.delivered_at_send = delivered;
+            s.delivered_time_at_send = dtime;
+            s.bif_at_send = bif;
+            let seg = DataSegment {
+                path: self.path,
+                seq: s.seq,
+                len: s.len,
+                dsn: s.dsn,
+                ts_val: now.0,
+                retransmit: true,
+            };
+            self.in_flight += s.len as u64;
+            self.bytes_sent += s.len as u64;
+            self.retransmitted_bytes += s.len as u64;
+            self.retransmitted_segments += 1;
+            self.arm_rto_if_idle(now);
+            return Some(seg);
+        }
+        None
+    }
+
+    fn delivery_clock(&self, now: Time) -> Time {
+        // When nothing is in flight the rate sample interval restarts now (tcp_rate.c).
+        if self.in_flight == 0 {
+            now
+        } else {
+            self.delivered_time
+        }
+    }
+
+    fn arm_rto_if_idle(&mut self, now: Time) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+    }
+
+    // ---- acknowledgements ----------------------------------------------------------------
+
+    /// Process one ACK. Segments it reports received for the first time are appended to
+    /// `received` (so the meta level can mark them without a second pass).
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        ack: &Ack,
+        coupled: CoupledView<'_>,
+        received: &mut Vec<Received>,
+    ) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        let prior_in_flight = self.in_flight;
+        let cum = ack.ack.min(self.snd_nxt);
+        let mut newest_rate_seg: Option<(u64, Time)> = None;
+
+        if let Some(echo) = ack.owd_echo {
+            out.echoed = self.find_transmission(echo.seq, echo.ts_val);
+        }
+
+        // SACK blocks: only the parts not SACKed before are visited.
+        let mut new_parts = std::mem::take(&mut self.scratch);
+        new_parts.clear();
+        for b in ack.sack_blocks() {
+            let start = b.start.max(cum);
+            let end = b.end.min(self.snd_nxt);
+            if start < end {
+                self.sacked.insert_collect(start, end, &mut new_parts);
+            }
+        }
+        for &(s, e) in &new_parts {
+            let mut i = self.index_of(s);
+            while let Some(seg) = self.board.get_mut(i) {
+                if seg.seq >= e {
+                    break;
+                }
+                if !seg.sacked {
+                    let pipe = seg.in_pipe();
+                    seg.sacked = true;
+                    let seg = *seg;
+                    if pipe {
+                        self.in_flight -= seg.len as u64;
+                    }
+                    if self.front_no + (i as u64) < self.loss_ptr {
+                        self.sacked_below_ptr += seg.len as u64;
+                    }
+                    self.account_delivery(&seg, now, &mut newest_rate_seg, received);
+                    out.newly_acked_bytes += seg.len as u64;
+                }
+                i += 1;
+            }
+        }
+        self.scratch = new_parts;
+
+        // Cumulative ACK.
+        let mut cum_advanced = false;
+        if cum > self.snd_una {
+            cum_advanced = true;
+            self.snd_una = cum;
+            while let Some(seg) = self.board.front().copied() {
+                if seg.end() > cum {
+                    break;
+                }
+                self.board.pop_front();
+                let no = self.front_no;
+                self.front_no += 1;
+                if seg.sacked {
+                    if no < self.loss_ptr {
+                        self.sacked_below_ptr -= seg.len as u64;
+                    }
+                } else {
+                    if seg.in_pipe() {
+                        self.in_flight -= seg.len as u64;
+                    }
+                    self.account_delivery(&seg, now, &mut newest_rate_seg, received);
+                    out.newly_acked_bytes += seg.len as u64;
+                }
+            }
+            self.sacked.remove_below(cum);
+            if self.loss_ptr < self.front_no {
+                self.loss_ptr = self.front_no;
+                self.sacked_below_ptr = 0;
+            }
+        }
+        self.bytes_acked += out.newly_acked_bytes;
+
+        // RTT sample (RFC 7323 §4.1: only from ACKs that acknowledge new data).
+        if out.newly_acked_bytes > 0 && ack.ts_ecr != 0 && ack.ts_ecr <= now.0 {
+            let r = Duration(now.0 - ack.ts_ecr);
+            self.rtt.on_sample(r);
+            out.rtt_sample = Some(r);
+        }
+
+        // Delivery rate sample from the most recently sent segment this ACK delivered.
+        if let Some((delivered_at_send, t_send_clock)) = newest_rate_seg {
+            self.delivered_time = now;
+            let interval = now.saturating_since(t_send_clock);
+            let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
+            // Samples over less than min RTT overestimate (ACK compression); skip them.
+            if interval.0 > 0 && interval >= min_rtt {
+                let rate =
+                    (self.delivered - delivered_at_send) as f64 * 8.0 / interval.as_secs_f64();
+                self.delivery_rate_bps = rate;
+            }
+        }
+
+        // End of recovery episodes.
+        if let Some(rp) = self.recovery_point {
+            if self.snd_una >= rp {
+                self.recovery_point = None;
+                self.cc.on_recovery_end(now);
+            }
+        }
+        if let Some(rp) = self.rto_recovery_point {
+            if self.snd_una >= rp {
+                self.rto_recovery_point = None;
+            }
+        }
+
+        // IsLost (RFC 6675 §4) and entering recovery (§5, step 4).
+        let newly_lost = self.detect_losses();
+        if newly_lost && self.recovery_point.is_none() && self.rto_recovery_point.is_none() {
+            self.recovery_point = Some(self.snd_nxt);
+            self.cc.on_congestion_event(now, prior_in_flight);
+            out.entered_recovery = true;
+        }
+
+        if out.newly_acked_bytes > 0
+            && self.recovery_point.is_none()
+            && self.rto_recovery_point.is_none()
+        {
+            let sample = AckSample {
+                acked_bytes: out.newly_acked_bytes,
+                prior_in_flight,
+                srtt: self.rtt.srtt(),
+                min_rtt: self.rtt.min_rtt(),
+            };
+            self.cc.on_ack(now, &sample, coupled);
+        }
+
+        // RFC 6298 §5.2/5.3: stop when all is acked, restart on new cumulative ACK.
+        if self.board.is_empty() {
+            self.rto_deadline = None;
+        } else if cum_advanced {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        out
+    }
+
+    fn account_delivery(
+        &mut self,
+        seg: &Sent,
+        _now: Time,
+        newest: &mut Option<(u64, Time)>,
+        received: &mut Vec<Received>,
+    ) {
+        self.delivered += seg.len as u64;
+        match newest {
+            Some((d, _)) if *d >= seg.delivered_at_send => {}
+            _ => *newest = Some((seg.delivered_at_send, seg.delivered_time_at_send)),
+        }
+        received.push(Received {
+            meta_seg: seg.meta_seg,
+            dsn: seg.dsn,
+            len: seg.len,
+            sent_time: seg.sent_time,
+            bif_at_send: seg.bif_at_send,
+        });
+    }
+
+    /// Index in `board` of the segment containing sequence number `seq` (binary search:
+    /// the board is contiguous in sequence space).
+    fn index_of(&self, seq: u64) -> usize {
+        self.board.partition_point(|s| s.end() <= seq)
+    }
+
+    /// Send time and bytes-in-flight-at-send of the transmission of `seq` stamped `ts_val`
+    /// (a stale echo of an earlier transmission of a retransmitted segment finds nothing).
+    fn find_transmission(&self, seq: u64, ts_val: u64) -> Option<(Time, u64)> {
+        let s = self.board.get(self.index_of(seq))?;
+        (s.seq == seq && s.sent_time.0 == ts_val).then_some((s.sent_time, s.bif_at_send))
+    }
+
+    /// Move the IsLost pointer forward; returns whether any segment was newly marked lost.
+    fn detect_losses(&mut self) -> bool {
+        let threshold = (DUP_THRESH - 1) * self.mss as u64;
+        let total_sacked = self.sacked.covered();
+        let mut any = false;
+        while let Some(i) = self.loss_ptr.checked_sub(self.front_no) {
+            let Some(seg) = self.board.get(i as usize).copied() else {
+                break;
+            };
+            let own = if seg.sacked { seg.len as u64 } else { 0 };
+            let above = total_sacked - self.sacked_below_ptr - own;
+            if above <= threshold {
+                break;
+            }
+            if !seg.sacked && !seg.lost {
+                let s = &mut self.board[i as usize];
+                s.lost = true;
+                if !s.retx_in_flight {
+                    self.in_flight -= s.len as u64;
+                }
+                self.retx_queue.push_back(self.loss_ptr);
+                any = true;
+            }
+            self.sacked_below_ptr += own;
+            self.loss_ptr += 1;
+        }
+        any
+    }
+
+    // ---- timers --------------------------------------------------------------------------
+
+    /// RFC 6298 §5.4-5.7: on expiry, back off and mark everything not SACKed as lost so it is
+    /// retransmitted from the left edge; the controller collapses to the loss window.
+    pub fn on_timeout(&mut self, now: Time) {
+        let Some(deadline) = self.rto_deadline else {
+            return;
+        };
+        if now < deadline {
+            return;
+        }
+        self.rto_count += 1;
+        let first_expiry = self.rto_recovery_point.is_none();
+        if first_expiry {
+            self.cc.on_rto(now, self.in_flight);
+        }
+        self.rtt.on_rto_expired();
+        self.recovery_point = None;
+        self.rto_recovery_point = Some(self.snd_nxt);
+        self.retx_queue.clear();
+        for (i, s) in self.board.iter_mut().enumerate() {
+            if s.sacked {
+                continue;
+            }
+            if s.in_pipe() {
+                self.in_flight -= s.len as u64;
+            }
+            s.lost = true;
+            s.retx_in_flight = false;
+            self.retx_queue.push_back(self.front_no + i as u64);
+        }
+        // Everything has been judged: losses found later come from a new SACK pattern.
+        self.loss_ptr = self.front_no + self.board.len() as u64;
+        self.sacked_below_ptr = self.sacked.covered();
+        self.rto_deadline = Some(now + self.rtt.rto());
+    }
+
+    /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): at most once
+    /// per RTT, halve the window of the subflow that holds back the connection.
+    pub fn penalize(&mut self, now: Time) -> bool {
+        let rtt = self.rtt.srtt().unwrap_or(Duration::from_millis(100));
+        if self
+            .penalized_at
+            .is_some_and(|t| now.saturating_since(t) < rtt)
+        {
+            return false;
+        }
+        self.penalized_at = Some(now);
+        self.cc.penalize(now);
+        true
+    }
+
+    /// True when nothing is outstanding on this subflow.
+    pub fn is_idle(&self) -> bool {
+        self.board.is_empty()
+    }
+}

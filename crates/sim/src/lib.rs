@@ -1,0 +1,352 @@
+//! mpsched-sim: a deterministic discrete-event simulator driving `mpsched-core` over emulated
+//! paths (constant-rate or trace links, drop-tail queues, random loss, outages).
+//!
+//! Entry point: [`run`] takes a resolved [`scenario::Scenario`], a scheduler name and a seed and
+//! returns the result object of DESIGN.md ("Metrics").
+
+pub mod link;
+pub mod metrics;
+pub mod oracle;
+pub mod scenario;
+pub mod trace;
+pub mod tracing;
+pub mod workload;
+pub mod world;
+
+use std::sync::Arc;
+
+use mpsched_core::cc::CcKind;
+use mpsched_core::receiver::{ReceiverConfig, ReceiverConnection};
+use mpsched_core::sched;
+use mpsched_core::sender::{SenderConfig, SenderConnection};
+use mpsched_core::time::Duration;
+use serde_json::{json, Map, Value};
+
+use crate::scenario::{LinkSpec, Scenario};
+use crate::trace::{Trace, TraceError};
+use crate::tracing::PacketTrace;
+use crate::world::World;
+
+/// Engine version: part of every result and of the results-store key.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Scenario(String),
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    #[error(transparent)]
+    Scheduler(#[from] sched::SchedError),
+}
+
+/// Load the trace files a scenario names, each once per link.
+type LinkTraces = Vec<world::LinkTraces>;
+
+fn load_traces(sc: &Scenario) -> Result<LinkTraces, SimError> {
+    let load = |l: &LinkSpec| -> Result<Option<Arc<Trace>>, SimError> {
+        l.trace
+            .as_deref()
+            .map(|f| Trace::load(f).map(Arc::new))
+            .transpose()
+            .map_err(SimError::from)
+    };
+    sc.paths
+        .iter()
+        .map(|p| Ok((load(&p.forward)?, load(&p.reverse)?)))
+        .collect()
+}
+
+/// Check what Python cannot: trace file contents, scheduler names, engine limits.
+pub fn validate(sc: &Scenario, scheduler: &str) -> Result<(), SimError> {
+    check_scenario(sc)?;
+    load_traces(sc)?;
+    if scheduler != oracle::ORACLE.0 {
+        build_scheduler(sc, scheduler)?;
+    }
+    Ok(())
+}
+
+fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
+    let n = sc.paths.len();
+    if n == 0 || n > mpsched_core::packet::MAX_PATHS {
+        return Err(SimError::Scenario(format!(
+            "scenario: {n} paths (1 to {} supported)",
+            mpsched_core::packet::MAX_PATHS
+        )));
+    }
+    if CcKind::parse(&sc.transport.cc).is_none() {
+        return Err(SimError::Scenario(format!(
+            "transport.cc: unknown congestion control \"{}\" (known: reno, cubic)",
+            sc.transport.cc
+        )));
+    }
+    for p in &sc.paths {
+        for (dir, l) in [("forward", &p.forward), ("reverse", &p.reverse)] {
+            if let Some(r) = l.rate_bps {
+                if r.is_nan() || r <= 0.0 {
+                    return Err(SimError::Scenario(format!(
+                        "path.{}.{dir}: rate must be positive",
+                        p.name
+                    )));
+                }
+            }
+            if !(0.0..1.0).contains(&l.loss) {
+                return Err(SimError::Scenario(format!(
+                    "path.{}.{dir}: loss must be in [0, 1)",
+                    p.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Configured capacity of each path's forward link, bits per second (trace mean for traces).
+pub fn path_capacities(sc: &Scenario) -> Result<Vec<f64>, SimError> {
+    let traces = load_traces(sc)?;
+    Ok(sc
+        .paths
+        .iter()
+        .zip(&traces)
+        .map(|(p, (t, _))| match t {
+            Some(t) => t.mean_rate_bps(),
+            None => p.forward.rate_bps.unwrap_or(f64::INFINITY),
+        })
+        .collect())
+}
+
+fn build_scheduler(sc: &Scenario, name: &str) -> Result<Box<dyn sched::Scheduler>, SimError> {
+    let names: Vec<String> = sc.paths.iter().map(|p| p.name.clone()).collect();
+    let caps = path_capacities(sc)?;
+    Ok(sched::build(name, &names, &caps)?)
+}
+
+/// All scheduler names `run` accepts (besides parameterized forms like `single:NAME`).
+pub fn scheduler_list() -> Vec<(&'static str, &'static str)> {
+    let mut v: Vec<(&str, &str)> = sched::SCHEDULERS.to_vec();
+    v.push(oracle::ORACLE);
+    v
+}
+
+/// Run one simulation and return the result object.
+pub fn run(sc: &Scenario, scheduler: &str, seed: u64) -> Result<Value, SimError> {
+    run_inner(sc, scheduler, seed, None)
+}
+
+/// Run one simulation, recording per-packet events.
+pub fn run_traced(
+    sc: &Scenario,
+    scheduler: &str,
+    seed: u64,
+) -> Result<(Value, PacketTrace), SimError> {
+    let mut tr = PacketTrace::default();
+    let v = run_inner(sc, scheduler, seed, Some(&mut tr))?;
+    Ok((v, tr))
+}
+
+fn run_inner(
+    sc: &Scenario,
+    scheduler: &str,
+    seed: u64,
+    trace: Option<&mut PacketTrace>,
+) -> Result<Value, SimError> {
+    check_scenario(sc)?;
+    if scheduler == oracle::ORACLE.0 {
+        return oracle::run(sc, seed);
+    }
+    let wall = std::time::Instant::now();
+    let traces = load_traces(sc)?;
+    let sched = build_scheduler(sc, scheduler)?;
+    let t = &sc.transport;
+    let npaths = sc.paths.len();
+    let sender = SenderConnection::new(
+        &SenderConfig {
+            npaths,
+            cc: CcKind::parse(&t.cc).expect("checked"),
+            mss: t.mss,
+            init_cwnd: t.init_cwnd,
+            send_buffer: t.send_buffer_bytes,
+            initial_rwnd: t.recv_buffer_bytes,
+            min_rto: Duration::from_secs_f64(t.min_rto_s),
+        },
+        sched,
+    );
+    let receiver = ReceiverConnection::new(&ReceiverConfig {
+        npaths,
+        mss: t.mss,
+        recv_buffer: t.recv_buffer_bytes,
+        delayed_ack: t.delayed_ack,
+    });
+    let mut world = World::new(sc, &traces, sender, receiver, seed, trace);
+    world.run();
+    Ok(result_json(
+        sc,
+        scheduler,
+        seed,
+        &world,
+        wall.elapsed().as_secs_f64(),
+    ))
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    })
+}
+
+fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f64) -> Value {
+    let sim_time = w.now().as_secs_f64();
+    let rec = &w.rec;
+    let snd = &w.sender;
+    let rcv = &w.receiver;
+    let names: Vec<&str> = sc.paths.iter().map(|p| p.name.as_str()).collect();
+    let by_path = |f: &dyn Fn(usize) -> Value| -> Value {
+        let mut m = Map::new();
+        for (i, n) in names.iter().enumerate() {
+            m.insert((*n).to_string(), f(i));
+        }
+        Value::Object(m)
+    };
+    let span = if w.workload.is_bulk() {
+        sim_time
+    } else {
+        rec.last_delivery.as_secs_f64()
+    };
+    let rate = |bytes: u64| {
+        if span > 0.0 {
+            bytes as f64 * 8.0 / span
+        } else {
+            0.0
+        }
+    };
+    let end = w.now();
+    let hist = rcv.meta().ooo_delay();
+    let mut o = Map::new();
+    o.insert("scheduler".into(), json!(scheduler));
+    o.insert("seed".into(), json!(seed));
+    o.insert("engine_version".into(), json!(VERSION));
+    o.insert(
+        "scenario".into(),
+        serde_json::to_value(sc).expect("serializable"),
+    );
+    if !w.workload.is_bulk() {
+        let complete = w.workload.completed() == w.workload.chunk_count();
+        o.insert(
+            "download_time_s".into(),
+            if complete {
+                json!(rec.chunk_times.iter().sum::<f64>())
+            } else {
+                Value::Null
+            },
+        );
+        o.insert("chunk_times_s".into(), json!(rec.chunk_times));
+        o.insert(
+            "completion_gap_s".into(),
+            json!(median(&rec.completion_gaps)),
+        );
+        o.insert("completion_gaps_s".into(), json!(rec.completion_gaps));
+        o.insert("chunks_completed".into(), json!(w.workload.completed()));
+    }
+    let subflows = snd.subflows();
+    o.insert(
+        "bytes_by_path".into(),
+        by_path(&|i| json!(subflows[i].bytes_sent())),
+    );
+    o.insert(
+        "reinjected_bytes".into(),
+        json!(snd.meta().reinjected_bytes()),
+    );
+    o.insert(
+        "duplicate_bytes".into(),
+        json!(rcv.meta().duplicate_bytes()),
+    );
+    o.insert("delivered_bytes".into(), json!(rec.delivered_bytes));
+    o.insert("goodput_bps".into(), json!(rate(rec.delivered_bytes)));
+    o.insert(
+        "throughput_by_path_bps".into(),
+        by_path(&|i| json!(rate(rec.arrived_new_by_path[i]))),
+    );
+    o.insert(
+        "utilization_by_path".into(),
+        by_path(&|i| {
+            let l = w.fwd_link(i);
+            let cap = l.capacity_bytes(mpsched_core::time::Time::ZERO, end);
+            json!(if cap.is_finite() && cap > 0.0 {
+                l.stats().delivered_wire_bytes as f64 / cap
+            } else {
+                0.0
+            })
+        }),
+    );
+    o.insert(
+        "retransmissions_by_path".into(),
+        by_path(&|i| json!(subflows[i].retransmitted_segments())),
+    );
+    o.insert(
+        "rto_by_path".into(),
+        by_path(&|i| json!(subflows[i].rto_count())),
+    );
+    let stats = snd.path_stats();
+    o.insert(
+        "srtt_avg_s_by_path".into(),
+        by_path(&|i| {
+            let s = &stats[i];
+            if s.srtt_samples > 0 {
+                json!(s.srtt_sum_s / s.srtt_samples as f64)
+            } else {
+                Value::Null
+            }
+        }),
+    );
+    // Seed 002 §5.1.2: fast-path burstiness as the free congestion window (in segments) the
+    // sender sees when an ACK arrives.
+    let mss = sc.transport.mss as f64;
+    o.insert(
+        "burstiness_by_path".into(),
+        by_path(&|i| {
+            let s = &stats[i];
+            json!(if s.acks > 0 {
+                s.free_cwnd_sum / s.acks as f64 / mss
+            } else {
+                0.0
+            })
+        }),
+    );
+    o.insert(
+        "drops_by_path".into(),
+        by_path(&|i| json!(w.fwd_link(i).stats().dropped_packets())),
+    );
+    o.insert(
+        "ofo_queue_avg_bytes".into(),
+        json!(rcv
+            .meta()
+            .ofo_avg_bytes(mpsched_core::time::Time::ZERO, end)),
+    );
+    o.insert(
+        "ofo_queue_max_bytes".into(),
+        json!(rcv.meta().ofo_max_bytes()),
+    );
+    o.insert(
+        "ooo_delay_p50_s".into(),
+        json!(hist.quantile(0.5) as f64 * 1e-9),
+    );
+    o.insert(
+        "ooo_delay_p99_s".into(),
+        json!(hist.quantile(0.99) as f64 * 1e-9),
+    );
+    o.insert("data_packets".into(), json!(rec.data_packets));
+    o.insert("events".into(), json!(w.events));
+    o.insert("sim_time_s".into(), json!(sim_time));
+    o.insert("wall_time_s".into(), json!(wall));
+    o.insert("truncated".into(), json!(w.truncated));
+    Value::Object(o)
+}

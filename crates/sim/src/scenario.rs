@@ -1,0 +1,128 @@
+//! The resolved scenario: every value in SI units (seconds, bytes, bits per second).
+//!
+//! Python parses and validates the user's TOML (units, unknown keys, `--set`), then hands this
+//! structure over as JSON. `run --json` echoes it back as `scenario`. Field names are a contract
+//! between `python/mpsched/scenario.py` and this file.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub paths: Vec<PathSpec>,
+    pub workload: Workload,
+    #[serde(default)]
+    pub transport: Transport,
+    #[serde(default)]
+    pub sim: SimOptions,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PathSpec {
+    pub name: String,
+    /// Forward (data direction) bottleneck.
+    pub forward: LinkSpec,
+    /// Reverse (ACK direction) link. Default: no rate limit, delay only.
+    pub reverse: LinkSpec,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    /// Constant line rate, bits per second. `None` with no trace: unlimited (delay only).
+    #[serde(default)]
+    pub rate_bps: Option<f64>,
+    /// Mahimahi trace file; wins over `rate_bps`.
+    #[serde(default)]
+    pub trace: Option<String>,
+    /// One-way propagation delay, seconds.
+    pub delay_s: f64,
+    /// Drop-tail buffer.
+    #[serde(default)]
+    pub queue: QueueSpec,
+    /// Bernoulli loss probability per packet.
+    #[serde(default)]
+    pub loss: f64,
+    /// Scheduled outages `[start_s, end_s)`: the link delivers nothing and queues nothing new.
+    #[serde(default)]
+    pub outages: Vec<(f64, f64)>,
+}
+
+#[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "unit", content = "value", rename_all = "lowercase")]
+pub enum QueueSpec {
+    /// Seconds of line rate (of the mean rate for a trace link).
+    Time(f64),
+    Packets(u64),
+    Bytes(u64),
+    #[default]
+    Unlimited,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum Workload {
+    /// Send as much as possible for `duration_s`.
+    Bulk { duration_s: f64 },
+    /// One download of `size_bytes`.
+    Chunk { size_bytes: u64 },
+    /// `count` downloads back to back, `think_s` apart (from the end of one to the start of the
+    /// next); `hint` = the application marks chunk boundaries (seed 000 §5 hint API).
+    Chunks {
+        size_bytes: u64,
+        count: u64,
+        #[serde(default)]
+        think_s: f64,
+        #[serde(default = "yes")]
+        hint: bool,
+    },
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Transport {
+    pub cc: String,
+    pub mss: u32,
+    pub init_cwnd: u32,
+    pub send_buffer_bytes: u64,
+    pub recv_buffer_bytes: u64,
+    pub delayed_ack: bool,
+    pub min_rto_s: f64,
+}
+
+impl Default for Transport {
+    fn default() -> Self {
+        Transport {
+            cc: "cubic".into(),
+            mss: 1448,
+            init_cwnd: 10,
+            send_buffer_bytes: 8 << 20,
+            recv_buffer_bytes: 16 << 20,
+            delayed_ack: true,
+            min_rto_s: 0.2,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimOptions {
+    /// Receiver clock minus sender clock, seconds. No result may depend on it.
+    pub clock_offset_s: f64,
+    /// Hard stop, simulated seconds (a run that would go on longer is cut and flagged).
+    pub max_time_s: f64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions {
+            clock_offset_s: 0.0,
+            max_time_s: 3600.0,
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Workloads: what the application asks for and when (DESIGN.md "Scenario files").
+//!
+//! * `bulk`: the application always has data; the run lasts `duration_s`.
+//! * `chunk` / `chunks`: the client requests a chunk of `size` bytes; the request crosses the first
+//!   path's reverse link; the server writes the chunk (closing it with the hint API when `hint`);
+//!   the download time runs from the request to the last byte delivered in order. The next
+//!   request follows `think_s` after the previous chunk completed.
+
+use mpsched_core::sender::SenderConnection;
+use mpsched_core::time::Time;
+
+use crate::metrics::Recorder;
+use crate::scenario::Workload as Spec;
+
+#[derive(Debug)]
+pub struct Workload {
+    bulk_duration: Option<Time>,
+    size: u64,
+    count: u32,
+    think: Time,
+    hint: bool,
+    requested_at: Vec<Time>,
+    /// Chunks whose request reached the sender and that are not fully written: (index, bytes
+    /// left to write).
+    writing: std::collections::VecDeque<(u32, u64)>,
+    completed: u32,
+}
+
+impl Workload {
+    pub fn new(spec: &Spec) -> Self {
+        let (bulk, size, count, think, hint) = match *spec {
+            Spec::Bulk { duration_s } => (Some(Time::from_secs_f64(duration_s)), 0, 1, 0.0, false),
+            Spec::Chunk { size_bytes } => (None, size_bytes, 1, 0.0, true),
+            Spec::Chunks {
+                size_bytes,
+                count,
+                think_s,
+                hint,
+            } => (None, size_bytes, count as u32, think_s, hint),
+        };
+        Workload {
+            bulk_duration: bulk,
+            size,
+            count,
+            think: Time::from_secs_f64(think),
+            hint,
+            requested_at: Vec::new(),
+            writing: Default::default(),
+            completed: 0,
+        }
+    }
+
+    pub fn is_bulk(&self) -> bool {
+        self.bulk_duration.is_some()
+    }
+    pub fn chunk_size(&self) -> u64 {
+        self.size
+    }
+    pub fn chunk_count(&self) -> u32 {
+        self.count
+    }
+    /// When the run ends regardless of progress (bulk).
+    pub fn stop_time(&self) -> Option<Time> {
+        self.bulk_duration
+    }
+    pub fn initial_requests(&self) -> Vec<(u32, Time)> {
+        vec![(0, Time::ZERO)]
+    }
+    pub fn finished(&self) -> bool {
+        !self.is_bulk() && self.completed >= self.count
+    }
+    /// Chunk index holding `dsn` (chunks are back to back in DSN space).
+    pub fn chunk_of(&self, dsn: u64) -> Option<u32> {
+        if self.is_bulk() || self.size == 0 {
+            return None;
+        }
+        Some((dsn / self.size) as u32)
+    }
+    pub fn completed(&self) -> u32 {
+        self.completed
+    }
+
+    pub fn on_request(&mut self, k: u32, now: Time) {
+        if self.requested_at.len() == k as usize {
+            self.requested_at.push(now);
+        }
+    }
+
+    pub fn on_request_arrives(&mut self, k: u32) {
+        let bytes = if self.is_bulk() { u64::MAX } else { self.size };
+        self.writing.push_back((k, bytes));
+    }
+
+    /// Write whatever the send buffer takes.
+    pub fn refill(&mut self, sender: &mut SenderConnection, _now: Time) {
+        while let Some(&mut (_, ref mut left)) = self.writing.front_mut() {
+            let free = sender.send_buffer_free();
+            if free == 0 {
+                return;
+            }
+            let n = (*left).min(free);
+            let closes = self.hint && n == *left;
+            let wrote = sender.write(n, closes);
+            *left -= wrote;
+            if *left == 0 {
+                self.writing.pop_front();
+            } else if wrote < n {
+                return;
+            }
+        }
+    }
+
+    /// In-order delivery reached `upto`. Returns the next request to issue (index, time) when
+    /// a chunk completed and another one follows.
+    pub fn on_delivered(
+        &mut self,
+        upto: u64,
+        now: Time,
+        rec: &mut Recorder,
+    ) -> Option<(u32, Time)> {
+        if self.is_bulk() {
+            return None;
+        }
+        let mut next = None;
+        while self.completed < self.count && upto >= (self.completed as u64 + 1) * self.size {
+            let k = self.completed;
+            rec.on_chunk_complete(self.requested_at[k as usize], now);
+            self.completed += 1;
+            if self.completed < self.count {
+                next = Some((
+                    self.completed,
+                    now + mpsched_core::time::Duration(self.think.0),
+                ));
+            }
+        }
+        next
+    }
+}

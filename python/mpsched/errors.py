@@ -1,0 +1,34 @@
+"""Errors the user can fix.
+
+A `ScenarioError` is a mistake in what the user typed or wrote (a scenario file, a `--set`, a
+scheduler name, a trace file): the CLI prints its message as one line and exits with status 2,
+never with a traceback. It subclasses `ValueError` so that library callers who already catch
+the `ValueError` raised by `mpsched._core` catch ours with the same clause.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["ExtensionMissingError", "ScenarioError"]
+
+
+class ScenarioError(ValueError):
+    """A user error, with a one-line message naming the file, key or line at fault."""
+
+    def __init__(self, message: str) -> None:
+        # One line is a contract (DESIGN.md, "Scenario files"): fold anything multi-line a
+        # lower layer handed us (a TOML parser, the Rust core) rather than trusting it.
+        super().__init__(re.sub(r"\s*[\r\n]+\s*", " ", str(message)).strip())
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0])
+
+    def at(self, location: str) -> ScenarioError:
+        """The same error, prefixed with where it happened (`file: key: ...`)."""
+        return ScenarioError(f"{location}: {self.message}")
+
+
+class ExtensionMissingError(ImportError):
+    """The Rust extension `mpsched._core` is not built or not importable."""
