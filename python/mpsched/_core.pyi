@@ -33,3 +33,29 @@ def run_traced(scenario_json: str, scheduler: str, seed: int) -> tuple[str, dict
     """Like run(), plus per-packet events as columns: time_s, side ("sender"/"receiver"),
     path, kind ("send"/"reinject"/"retransmit"/"arrive"/"ack"/"deliver"), dsn, len,
     and periodic per-path samples (cwnd, srtt, owd) under keys prefixed "sample_"."""
+
+def trace_gen(
+    kind: str,
+    duration_s: float,
+    *,
+    rate_bps: float | None = None,
+    rates_bps: list[float] | None = None,
+    step_s: float | None = None,
+    mean_bps: float | None = None,
+    stddev_bps: float | None = None,
+    interval_s: float = 1.0,
+    seed: int | None = None,
+    dip_every_s: float | None = None,
+    dip_length_s: float | None = None,
+    dip_offset_s: float | None = None,
+    dip_factor: float | None = None,
+) -> str:
+    """A synthetic bandwidth trace (crates/sim/src/tracegen.rs) as mahimahi text.
+
+    kind: "constant" (rate_bps); "steps" (rates_bps held step_s each, in order, or drawn
+    uniformly when seed is given); "random" (a lognormal rate per interval_s with mean
+    mean_bps and standard deviation stddev_bps, seeded, its mean exact); "handover" (rate_bps
+    divided by dip_factor, default 10, for dip_length_s, default 2 s, every dip_every_s,
+    default 15 s, first at dip_offset_s, default dip_every_s: seed 001 §5); "outage" (the
+    same with no capacity at all during the dips). Any kind takes dips when dip_every_s is
+    given. Bad arguments raise ValueError with a one-line message."""

@@ -12,6 +12,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
@@ -136,14 +137,54 @@ def run_command(
     overrides: SetOption = None,
     seed: SeedOption = 1,
     as_json: JsonOption = False,
+    trace: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--trace",
+            metavar="FILE.parquet",
+            help="Also record per-packet events to FILE.parquet (and per-path samples, when "
+            "the engine records them, to FILE.samples.parquet).",
+            show_default=False,
+        ),
+    ] = None,
+    sample_interval: Annotated[
+        str,
+        typer.Option(
+            "--sample-interval",
+            metavar="TIME",
+            help="With --trace: sample each path's cwnd, sRTT and OWD estimate this often "
+            "(0 = never; a scenario's sim.sample_interval wins).",
+        ),
+    ] = "10ms",
 ) -> None:
     """Simulate one run of SCENARIO with one scheduler."""
     resolved = runner.resolve_scenario(scenario, overrides)
-    result = runner.run(resolved, scheduler=scheduler, seed=seed)
+    if trace is not None:
+        from . import traces, units
+
+        interval = _parse_opt("--sample-interval", sample_interval, units.parse_time)
+        recorded = runner.run_traced(
+            resolved, scheduler=scheduler, seed=seed, sample_interval_s=interval
+        )
+        try:
+            written = traces.write(recorded, trace)
+        except OSError as exc:
+            raise ScenarioError(f"--trace {trace}: cannot write: {exc.strerror or exc}") from None
+        result = recorded.result
+    else:
+        result = runner.run(resolved, scheduler=scheduler, seed=seed)
     if as_json:
         _print_json(result)
     else:
-        _show_run(_console(), result, resolved, scenario, scheduler, seed)
+        console = _console()
+        _show_run(console, result, resolved, scenario, scheduler, seed)
+        if trace is not None:
+            events, samples = len(recorded.events), len(recorded.samples)
+            console.print(
+                f"trace: {events:,} events, {samples:,} samples -> "
+                + ", ".join(str(w) for w in written),
+                style="dim",
+            )
 
 
 def _show_run(
@@ -252,8 +293,9 @@ def _show_compare(
     summary: Mapping[str, Mapping[str, Any]],
     scenario: Mapping[str, Any],
     label: str,
-    reps: int,
-    seed: int,
+    reps: Optional[int],
+    seed: Optional[int],
+    title: Optional[str] = None,
 ) -> None:
     names = [p["name"] for p in scenario["paths"]]
 
@@ -262,14 +304,17 @@ def _show_compare(
 
     oracle = stat(summary.get("oracle", {}), "download_time_s")
     table = Table(
-        title=f"{label}: {reps} seeds per scheduler ({seed}..{seed + reps - 1})",
+        title=(title or f"{label}: {reps} seeds per scheduler ({seed}..{seed + reps - 1})")
+        + "; per-path columns: payload bytes sent",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     table.add_column("scheduler")
     for header in ("download p50", "download p90", "gap p50", "reinjected p50"):
         table.add_column(header, justify="right")
-    table.add_column("bytes by path p50")
+    # One column per path: the split between paths is what schedulers differ in.
+    for name in names:
+        table.add_column(f"{name} p50", justify="right")
     if oracle:
         table.add_column("vs oracle", justify="right")
     for scheduler, metrics in summary.items():
@@ -281,7 +326,7 @@ def _show_compare(
             _time(stat(metrics, "download_time_s", "p90")),
             _time(stat(metrics, "completion_gap_s")),
             _bytes(stat(metrics, "reinjected_bytes")),
-            ", ".join(f"{p} {_bytes(v)}" for p, v in split.items()) or "-",
+            *(_bytes(split.get(name)) for name in names),
         ]
         if oracle:
             row.append(f"{download / oracle:.2f}x" if download is not None else "-")
@@ -310,6 +355,387 @@ def bench_command() -> None:
     from . import bench
 
     bench.run()
+
+
+@app.command("sweep")
+def sweep_command(
+    sweep_file: Annotated[
+        Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file (DESIGN.md).")
+    ],
+    jobs: Annotated[
+        Optional[int],
+        typer.Option("--jobs", "-j", min=1, help="Parallel runs (default: all cores)."),
+    ] = None,
+    db: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--db",
+            help="Results database (default: SWEEP.db beside the sweep file).",
+            show_default=False,
+        ),
+    ] = None,
+    cluster: Annotated[
+        Optional[str],
+        typer.Option(
+            "--cluster",
+            metavar="ADDRESS",
+            help="Run on a Dask cluster, e.g. tcp://HOST:8786 (docs/cluster.md).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Run every combination of axes x schedulers x seeds, storing each run as it finishes.
+
+    Re-running skips the runs already stored, so an interrupted sweep resumes."""
+    from . import sweep as sweeps
+
+    plan = sweeps.load_sweep(sweep_file)
+    target = db if db is not None else sweep_file.with_suffix(".db")
+    with _open_store(target) as store:
+        stats = sweeps.run_sweep(plan, store, jobs=jobs, cluster=cluster, progress=not as_json)
+        df = store.frame(plan.name)
+    summary = runner.summarize(
+        {
+            name: [_metrics_only(r) for _, r in part.iterrows()]
+            for name, part in df.groupby("scheduler", sort=False)
+        }
+    )
+    if as_json:
+        _print_json({**stats.as_dict(), "summary": summary})
+        return
+    console = _console()
+    console.print(
+        f"[bold]{plan.name}[/bold]: {stats.total} runs, {stats.skipped} already stored, "
+        f"{stats.ran} run in {_time(stats.wall_s)} -> {stats.db}"
+    )
+    _show_compare(
+        console,
+        summary,
+        plan.base,
+        str(sweep_file),
+        None,
+        None,
+        title=f"{plan.name}: all axis values pooled ({len(plan.seeds)} seeds per combination)",
+    )
+
+
+def _open_store(path: Path):
+    from .store import Store
+
+    if path.parent and not path.parent.exists():
+        raise ScenarioError(f"--db {path}: no such directory {path.parent}")
+    return Store(path)
+
+
+def _metrics_only(row: Any) -> dict[str, Any]:
+    """A DataFrame row (flattened metrics) back to a result-shaped dict for `summarize`."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if (
+            key in ("sweep", "scheduler", "seed", "key", "engine_version")
+            or "." in key
+            and (key.split(".", 1)[0] in ("path", "workload", "transport", "sim"))
+        ):
+            continue
+        if isinstance(value, float) and value != value:  # NaN: the metric does not apply
+            continue
+        if "." in key:
+            metric, sub = key.split(".", 1)
+            out.setdefault(metric, {})[sub] = value
+        else:
+            out[key] = value
+    return out
+
+
+@app.command("report")
+def report_command(
+    results: Annotated[
+        Path,
+        typer.Argument(
+            metavar="RESULTS", help="A results database (sweep, reproduce) or a trace .parquet."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")] = Path(
+        "report.html"
+    ),
+    sweep: Annotated[
+        Optional[str],
+        typer.Option("--sweep", help="Only this sweep of the database.", show_default=False),
+    ] = None,
+    baseline: Annotated[
+        str, typer.Option("--baseline", help="Scheduler to compare against.")
+    ] = "minrtt",
+    trace_runs: Annotated[
+        bool,
+        typer.Option(
+            "--traces/--no-traces",
+            help="Re-run one transfer per scheduler with tracing for the sequence diagrams.",
+        ),
+    ] = True,
+) -> None:
+    """Write one self-contained HTML page: scenario, summary table and figures."""
+    if not results.exists():
+        raise ScenarioError(f"{results}: no such file")
+    from .report import build_report
+
+    path = build_report(results, output, sweep=sweep, baseline=baseline, trace_runs=trace_runs)
+    _console().print(f"wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")
+
+
+@app.command("presets")
+def presets_command(as_json: JsonOption = False) -> None:
+    """List the paper figures `mpsched reproduce` rebuilds."""
+    from .presets import PRESETS
+
+    if as_json:
+        _print_json(
+            [
+                {"name": p.name, "rebuilds": p.rebuilds, "assumptions": list(p.assumptions)}
+                for p in PRESETS.values()
+            ]
+        )
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    table.add_column("preset")
+    table.add_column("rebuilds")
+    for p in PRESETS.values():
+        table.add_row(p.name, f"{p.figure}: {p.caption}")
+    _console().print(table)
+
+
+@app.command("reproduce")
+def reproduce_command(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="Preset (see `mpsched presets`).")],
+    quick: Annotated[bool, typer.Option("--quick", help="A reduced grid: fewer values, seeds.")] = (
+        False
+    ),
+    out: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--out",
+            "-o",
+            help="Output folder (default: mpsched-results/NAME[-quick]).",
+            show_default=False,
+        ),
+    ] = None,
+    jobs: Annotated[
+        Optional[int],
+        typer.Option("--jobs", "-j", min=1, help="Parallel runs (default: all cores)."),
+    ] = None,
+    cluster: Annotated[
+        Optional[str],
+        typer.Option(
+            "--cluster", metavar="ADDRESS", help="Dask scheduler address.", show_default=False
+        ),
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Rebuild a paper figure, printing the paper's numbers beside ours.
+
+    Runs the preset's sweeps into OUT/NAME.db (resumable), writes its figures to OUT as PNG and
+    SVG, and prints what it assumes where the paper's text is silent."""
+    from . import presets
+
+    preset = presets.get(name)
+    console = Console(highlight=False, stderr=as_json)
+    console.print(f"[bold]{preset.name}[/bold] rebuilds {preset.rebuilds}")
+    for a in preset.assumptions:
+        console.print(f"  assumes: {a}", style="dim")
+    rep = presets.reproduce(
+        name, quick=quick, out=out, jobs=jobs, cluster=cluster, progress=not as_json
+    )
+    if as_json:
+        _print_json(
+            {
+                "preset": name,
+                "quick": quick,
+                "db": str(rep.db),
+                "runs": rep.runs,
+                "ran": rep.ran,
+                "wall_time_s": rep.wall_s,
+                "figures": [str(f) for f in rep.figures],
+                "claims": [c.__dict__ for c in rep.claims],
+            }
+        )
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, title=f"{preset.figure}: paper vs ours")
+    table.add_column("quantity")
+    table.add_column("paper", justify="right")
+    table.add_column("ours", justify="right")
+    for c in rep.claims:
+        table.add_row(c.what, c.paper, c.ours)
+    console.print(table)
+    console.print(
+        f"{rep.runs} runs ({rep.ran} new) in {_time(rep.wall_s)}; results {rep.db}", style="dim"
+    )
+    for f in rep.figures:
+        console.print(f"figure: {f}", style="dim")
+
+
+trace_app = typer.Typer(
+    help="Bandwidth traces (mahimahi format).", no_args_is_help=True, add_completion=False
+)
+app.add_typer(trace_app, name="trace")
+
+_TRACE_KINDS = ("constant", "steps", "random", "handover", "outage")
+
+
+def _parse_opt(option: str, value: Optional[str], parse: Any) -> Optional[float]:
+    if value is None:
+        return None
+    try:
+        return parse(value)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{option} {value}: {exc.message}") from None
+
+
+@trace_app.command("gen")
+def trace_gen_command(
+    kind: Annotated[
+        str,
+        typer.Argument(metavar="KIND", help="constant | steps | random | handover | outage"),
+    ],
+    output: Annotated[
+        Optional[Path],
+        typer.Option(
+            "-o", "--output", help="Trace file to write (default: stdout).", show_default=False
+        ),
+    ] = None,
+    duration: Annotated[str, typer.Option("--duration", help="Trace length.")] = "60s",
+    rate: Annotated[
+        Optional[str],
+        typer.Option(
+            "--rate", help="constant/handover/outage: the rate, e.g. 10Mbit.", show_default=False
+        ),
+    ] = None,
+    rates: Annotated[
+        Optional[str],
+        typer.Option(
+            "--rates",
+            help="steps: comma-separated rates, e.g. 5Mbit,10Mbit,20Mbit,30Mbit.",
+            show_default=False,
+        ),
+    ] = None,
+    step: Annotated[str, typer.Option("--step", help="steps: how long each rate holds.")] = "10s",
+    mean: Annotated[
+        Optional[str], typer.Option("--mean", help="random: mean rate.", show_default=False)
+    ] = None,
+    stddev: Annotated[
+        Optional[str],
+        typer.Option(
+            "--stddev",
+            help="random: standard deviation (a rate, or a percentage of the mean such as 50%).",
+            show_default=False,
+        ),
+    ] = None,
+    interval: Annotated[
+        str, typer.Option("--interval", help="random: a new rate every INTERVAL.")
+    ] = "1s",
+    seed: Annotated[
+        Optional[int],
+        typer.Option(
+            "--seed",
+            min=0,
+            help="random: the seed (default 1); steps: draw the "
+            "rates at random with this seed instead of cycling.",
+            show_default=False,
+        ),
+    ] = None,
+    every: Annotated[
+        Optional[str],
+        typer.Option(
+            "--every",
+            help="Dips (handover/outage, or added to any kind): period; default 15s.",
+            show_default=False,
+        ),
+    ] = None,
+    length: Annotated[
+        Optional[str], typer.Option("--length", help="Dip length (default 2s).", show_default=False)
+    ] = None,
+    factor: Annotated[
+        Optional[float],
+        typer.Option(
+            "--factor",
+            min=1.0,
+            help="handover: rate divided by this during a dip (default 10).",
+            show_default=False,
+        ),
+    ] = None,
+    offset: Annotated[
+        Optional[str],
+        typer.Option(
+            "--offset", help="First dip starts here (default: EVERY).", show_default=False
+        ),
+    ] = None,
+) -> None:
+    """Generate a synthetic bandwidth trace in mahimahi format (one ms timestamp per 1504-byte
+    delivery opportunity), e.g.
+
+      mpsched trace gen steps --rates 5Mbit,10Mbit,20Mbit,30Mbit --step 10s --seed 1 -o s.down
+
+      mpsched trace gen handover --rate 20Mbit --every 15s --length 2s --factor 10 -o h.down
+
+      mpsched trace gen random --mean 10Mbit --stddev 50% --interval 500ms --seed 3 -o r.down
+    """
+    from . import units
+
+    if kind not in _TRACE_KINDS:
+        raise ScenarioError(f'unknown trace kind "{kind}" (known: {", ".join(_TRACE_KINDS)})')
+    time_s = lambda opt, v: _parse_opt(opt, v, units.parse_time)  # noqa: E731
+    rate_bps = lambda opt, v: _parse_opt(opt, v, units.parse_rate)  # noqa: E731
+    mean_bps = rate_bps("--mean", mean)
+    stddev_bps = None
+    if stddev is not None and stddev.strip().endswith("%"):
+        if mean_bps is None:
+            raise ScenarioError("--stddev as a percentage needs --mean")
+        try:
+            stddev_bps = float(stddev.strip()[:-1]) / 100 * mean_bps
+        except ValueError:
+            raise ScenarioError(f"--stddev {stddev}: expected a rate or a percentage") from None
+    else:
+        stddev_bps = rate_bps("--stddev", stddev)
+    rate_list = None
+    if rates is not None:
+        rate_list = [rate_bps("--rates", r.strip()) for r in rates.split(",") if r.strip()]
+    if kind == "random" and seed is None:
+        seed = 1
+    text = _trace_gen(
+        kind,
+        time_s("--duration", duration),
+        rate_bps=rate_bps("--rate", rate),
+        rates_bps=rate_list,
+        step_s=time_s("--step", step),
+        mean_bps=mean_bps,
+        stddev_bps=stddev_bps,
+        interval_s=time_s("--interval", interval),
+        seed=seed,
+        dip_every_s=time_s("--every", every),
+        dip_length_s=time_s("--length", length),
+        dip_offset_s=time_s("--offset", offset),
+        dip_factor=factor,
+    )
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text)
+    except OSError as exc:
+        raise ScenarioError(f"-o {output}: cannot write: {exc.strerror or exc}") from None
+    lines = text.count("\n")
+    last = int(text.rsplit("\n", 2)[-2]) if lines else 0
+    mean_rate = lines * 1504 * 8 / (last / 1e3) if last else 0.0
+    sys.stderr.write(
+        f"wrote {output}: {lines:,} opportunities over {last / 1e3:g} s, mean {_rate(mean_rate)}\n"
+    )
+
+
+def _trace_gen(kind: str, duration_s: Optional[float], **kwargs: Any) -> str:
+    core = _engine.core()
+    try:
+        return core.trace_gen(kind, duration_s, **kwargs)
+    except ValueError as exc:
+        raise ScenarioError(f"trace gen {kind}: {exc}") from None
 
 
 # ---- entry point ------------------------------------------------------------------------------

@@ -15,7 +15,14 @@ from . import _engine
 from .errors import ScenarioError
 from .scenario import load_scenario, resolve, to_json
 
-__all__ = ["CHUNK_SCHEDULERS", "compare", "default_schedulers", "run", "summarize"]
+__all__ = [
+    "CHUNK_SCHEDULERS",
+    "compare",
+    "default_schedulers",
+    "run",
+    "run_traced",
+    "summarize",
+]
 
 # What `compare` runs by default: the schedulers whose subject is one chunk's download time,
 # in the order the table shows them; oracle last, as the yardstick.
@@ -66,6 +73,22 @@ def run(
     text = to_json(resolved)
     _engine.call(core.validate, text, scheduler)
     return json.loads(_engine.call(core.run, text, scheduler, seed))
+
+
+def run_traced(
+    scenario: ScenarioArg = None,
+    scheduler: str = "minrtt",
+    seed: int = 1,
+    set: Overrides = None,  # named after the CLI's --set
+    sample_interval_s: float | None = 0.01,
+):
+    """Simulate one run recording per-packet events and, every `sample_interval_s`, each
+    path's cwnd, sRTT and OWD estimate; returns a `mpsched.traces.Trace` (`.result`,
+    `.events`, `.samples`; `mpsched.traces.write` saves it as Parquet)."""
+    from . import traces
+
+    resolved = resolve_scenario(scenario, set)
+    return traces.record(resolved, scheduler, _check_seed(seed), sample_interval_s)
 
 
 def default_schedulers() -> list[str]:

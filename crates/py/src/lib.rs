@@ -123,6 +123,85 @@ fn run_traced<'py>(
     Ok((v.to_string(), d))
 }
 
+/// A synthetic bandwidth trace (crates/sim/src/tracegen.rs) as mahimahi text.
+///
+/// `kind`: "constant" (rate_bps), "steps" (rates_bps, step_s; seed given = random order),
+/// "random" (mean_bps, stddev_bps, interval_s, seed), "handover" (rate_bps with dips: rate /
+/// dip_factor for dip_length_s every dip_every_s) or "outage" (the same with no capacity in the
+/// dips). Dips can be added to any kind by giving dip_every_s and dip_length_s.
+#[pyfunction]
+#[pyo3(signature = (
+    kind, duration_s, *, rate_bps=None, rates_bps=None, step_s=None, mean_bps=None,
+    stddev_bps=None, interval_s=1.0, seed=None, dip_every_s=None, dip_length_s=None,
+    dip_offset_s=None, dip_factor=None
+))]
+#[allow(clippy::too_many_arguments)]
+fn trace_gen(
+    py: Python<'_>,
+    kind: &str,
+    duration_s: f64,
+    rate_bps: Option<f64>,
+    rates_bps: Option<Vec<f64>>,
+    step_s: Option<f64>,
+    mean_bps: Option<f64>,
+    stddev_bps: Option<f64>,
+    interval_s: f64,
+    seed: Option<u64>,
+    dip_every_s: Option<f64>,
+    dip_length_s: Option<f64>,
+    dip_offset_s: Option<f64>,
+    dip_factor: Option<f64>,
+) -> PyResult<String> {
+    use mpsched_sim::tracegen::{self, RatePlan};
+    let need = |v: Option<f64>, what: &str| {
+        v.ok_or_else(|| PyValueError::new_err(format!("trace kind \"{kind}\" needs {what}")))
+    };
+    let err = |e: tracegen::TraceGenError| PyValueError::new_err(e.to_string());
+    let mut plan = match kind {
+        "constant" | "handover" | "outage" => {
+            RatePlan::constant(need(rate_bps, "a rate")?, duration_s).map_err(err)?
+        }
+        "steps" => {
+            let rates = rates_bps.ok_or_else(|| {
+                PyValueError::new_err("trace kind \"steps\" needs a list of rates")
+            })?;
+            RatePlan::steps(&rates, need(step_s, "a step duration")?, duration_s, seed)
+                .map_err(err)?
+        }
+        "random" => RatePlan::random(
+            need(mean_bps, "a mean rate")?,
+            need(stddev_bps, "a standard deviation")?,
+            duration_s,
+            interval_s,
+            seed.unwrap_or(0),
+        )
+        .map_err(err)?,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown trace kind \"{kind}\" (known: constant, steps, random, handover, outage)"
+            )))
+        }
+    };
+    let dips = matches!(kind, "handover" | "outage") || dip_every_s.is_some();
+    if dips {
+        // Seed 001 §5: every 15 s, 2 s long, a tenth of the rate.
+        let every = dip_every_s.unwrap_or(15.0);
+        let factor = match kind {
+            "outage" => f64::INFINITY,
+            _ => dip_factor.unwrap_or(10.0),
+        };
+        plan = plan
+            .with_dips(
+                every,
+                dip_length_s.unwrap_or(2.0),
+                dip_offset_s.unwrap_or(every),
+                factor,
+            )
+            .map_err(err)?;
+    }
+    Ok(py.allow_threads(|| plan.to_mahimahi()))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
@@ -131,5 +210,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_many, m)?)?;
     m.add_function(wrap_pyfunction!(run_traced, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_gen, m)?)?;
     Ok(())
 }

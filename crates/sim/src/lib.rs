@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod oracle;
 pub mod scenario;
 pub mod trace;
+pub mod tracegen;
 pub mod tracing;
 pub mod workload;
 pub mod world;
@@ -141,6 +142,21 @@ pub fn run_traced(
     seed: u64,
 ) -> Result<(Value, PacketTrace), SimError> {
     let mut tr = PacketTrace::default();
+    let v = run_inner(sc, scheduler, seed, Some(&mut tr))?;
+    Ok((v, tr))
+}
+
+/// Run one simulation, recording only the per-path samples that `sim.sample_interval_s` asks
+/// for (cwnd, srtt, OWD estimate over time) and no per-packet events.
+pub fn run_sampled(
+    sc: &Scenario,
+    scheduler: &str,
+    seed: u64,
+) -> Result<(Value, PacketTrace), SimError> {
+    let mut tr = PacketTrace {
+        samples_only: true,
+        ..PacketTrace::default()
+    };
     let v = run_inner(sc, scheduler, seed, Some(&mut tr))?;
     Ok((v, tr))
 }

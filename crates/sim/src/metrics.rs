@@ -18,6 +18,8 @@ pub struct Recorder {
     /// Payload bytes of new (not duplicate) data that arrived per path.
     pub arrived_new_by_path: Vec<u64>,
     pub last_delivery: Time,
+    /// Highest DSN (exclusive) handed to any path: the receiver may never deliver beyond it.
+    sent_upto: u64,
 }
 
 impl Recorder {
@@ -30,11 +32,13 @@ impl Recorder {
             delivered_bytes: 0,
             arrived_new_by_path: vec![0; npaths],
             last_delivery: Time::ZERO,
+            sent_upto: 0,
         }
     }
 
-    pub fn on_data_sent(&mut self, _seg: &DataSegment) {
+    pub fn on_data_sent(&mut self, seg: &DataSegment) {
         self.data_packets += 1;
+        self.sent_upto = self.sent_upto.max(seg.dsn + seg.len as u64);
     }
 
     pub fn on_arrival(&mut self, now: Time, a: &Arrival, w: &Workload) {
@@ -42,6 +46,18 @@ impl Recorder {
             self.arrived_new_by_path[a.path as usize] += a.len as u64;
         }
         if a.delivered > 0 {
+            // The exactly-once, in-order contract of the receive buffer, checked on every run
+            // (two comparisons): each delivery starts where the previous one ended and nothing
+            // is delivered that the sender has not sent.
+            assert!(
+                a.delivered_upto - a.delivered == self.delivered_bytes
+                    && a.delivered_upto <= self.sent_upto,
+                "receiver delivered [{}, {}) after [0, {}) with [0, {}) sent",
+                a.delivered_upto - a.delivered,
+                a.delivered_upto,
+                self.delivered_bytes,
+                self.sent_upto
+            );
             self.delivered_bytes += a.delivered;
             self.last_delivery = now;
         }
@@ -65,5 +81,76 @@ impl Recorder {
             0.0
         });
         self.last_arrival = [None; MAX_PATHS];
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Workload as Spec;
+
+    fn sent(rec: &mut Recorder, dsn: u64, len: u32) {
+        rec.on_data_sent(&DataSegment {
+            path: 0,
+            seq: dsn,
+            len,
+            dsn,
+            ts_val: 1,
+            retransmit: false,
+        });
+    }
+
+    fn arrival(path: u8, dsn: u64, len: u32, delivered: u64, upto: u64) -> Arrival {
+        Arrival {
+            path,
+            dsn,
+            len,
+            delivered,
+            delivered_upto: upto,
+            duplicate: false,
+        }
+    }
+
+    fn chunk() -> Workload {
+        Workload::new(&Spec::Chunk { size_bytes: 3000 })
+    }
+
+    #[test]
+    fn in_order_deliveries_add_up() {
+        let (mut rec, w) = (Recorder::new(2), chunk());
+        sent(&mut rec, 0, 1000);
+        sent(&mut rec, 1000, 1000);
+        rec.on_arrival(Time(1), &arrival(1, 1000, 1000, 0, 0), &w);
+        rec.on_arrival(Time(2), &arrival(0, 0, 1000, 2000, 2000), &w);
+        assert_eq!(rec.delivered_bytes, 2000);
+        assert_eq!(rec.arrived_new_by_path, [1000, 1000]);
+        assert_eq!(rec.last_delivery, Time(2));
+    }
+
+    #[test]
+    #[should_panic(expected = "receiver delivered [0, 2000) after [0, 0) with [0, 1000) sent")]
+    fn delivery_beyond_what_was_sent_is_caught() {
+        let (mut rec, w) = (Recorder::new(1), chunk());
+        sent(&mut rec, 0, 1000);
+        rec.on_arrival(Time(1), &arrival(0, 0, 1000, 2000, 2000), &w);
+    }
+
+    #[test]
+    #[should_panic(expected = "receiver delivered [1000, 2000) after [0, 0)")]
+    fn delivery_that_skips_bytes_is_caught() {
+        let (mut rec, w) = (Recorder::new(1), chunk());
+        sent(&mut rec, 0, 2000);
+        rec.on_arrival(Time(1), &arrival(0, 1000, 1000, 1000, 2000), &w);
+    }
+
+    #[test]
+    fn chunk_complete_gap_is_spread_of_last_arrivals() {
+        let (mut rec, w) = (Recorder::new(2), chunk());
+        sent(&mut rec, 0, 3000);
+        rec.on_arrival(Time(1_000_000), &arrival(1, 2000, 1000, 0, 0), &w);
+        rec.on_arrival(Time(4_000_000), &arrival(0, 0, 2000, 3000, 3000), &w);
+        rec.on_chunk_complete(Time(0), Time(4_000_000));
+        assert_eq!(rec.completion_gaps, [0.003]);
+        assert_eq!(rec.chunk_times, [0.004]);
     }
 }

@@ -116,6 +116,14 @@ pub struct SimOptions {
     pub clock_offset_s: f64,
     /// Hard stop, simulated seconds (a run that would go on longer is cut and flagged).
     pub max_time_s: f64,
+    /// With a packet trace only: record every path's cwnd, srtt and OWD estimate this often
+    /// (simulated seconds) into the trace's `sample_*` columns. 0 = never. No effect on results.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub sample_interval_s: f64,
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Default for SimOptions {
@@ -123,6 +131,7 @@ impl Default for SimOptions {
         SimOptions {
             clock_offset_s: 0.0,
             max_time_s: 3600.0,
+            sample_interval_s: 0.0,
         }
     }
 }

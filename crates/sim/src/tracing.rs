@@ -46,10 +46,16 @@ pub struct PacketTrace {
     pub sample_cwnd: Vec<u64>,
     pub sample_srtt_s: Vec<f64>,
     pub sample_owd_s: Vec<f64>,
+    /// Record the periodic samples only, no per-packet rows (for long runs, where the rows
+    /// would take gigabytes). See [`crate::run_sampled`].
+    pub samples_only: bool,
 }
 
 impl PacketTrace {
     pub fn push(&mut self, t: Time, side: Side, path: u8, kind: EventKind, dsn: u64, len: u32) {
+        if self.samples_only {
+            return;
+        }
         self.time_s.push(t.as_secs_f64());
         self.side.push(side);
         self.path.push(path);

@@ -4,6 +4,16 @@
 //! simultaneous events fire in insertion order and a run is a pure function of scenario, scheduler
 //! and seed. Packets in propagation wait in a FIFO per link (a link's delay is constant, so they
 //! leave it in order); the event heap holds only small, copyable events.
+//!
+//! Almost nothing goes through the heap. Every event that recurs per packet has a fixed slot
+//! holding its key (time, sequence number) or nothing: each link has at most one transmission in
+//! progress, so one service slot per link; a propagation FIFO needs only its head's key (the key
+//! its packet got when it left the link; the next head's key moves in when the head leaves);
+//! each endpoint timer needs the key of its latest setting. The next event is the smallest key
+//! among the slots and the top of the heap, which keeps the rare events (requests, samples).
+//! Keys are allotted exactly as if every packet and every timer setting had its own heap entry,
+//! so events fire in the same order as with one heap entry each; only the stale timer entries
+//! that such a heap would pop and ignore are gone.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -45,33 +55,63 @@ enum Ev {
     Request(u32),
     /// The request for chunk k reaches the sender.
     RequestArrives(u32),
+    /// Record per-path samples into the packet trace (`sim.sample_interval_s`).
+    Sample,
 }
 
 struct SimPath {
     fwd: Link<DataSegment>,
     rev: Link<Ack>,
-    fwd_prop: VecDeque<(Time, DataSegment)>,
-    rev_prop: VecDeque<(Time, Ack)>,
+    /// Packets in propagation: (arrival time, event sequence number, packet).
+    fwd_prop: VecDeque<(Time, u64, DataSegment)>,
+    rev_prop: VecDeque<(Time, u64, Ack)>,
     fwd_loss: f64,
     rev_loss: f64,
     fwd_rng: Pcg64,
     rev_rng: Pcg64,
 }
 
+/// An event key, (time << 64) | sequence number, so that one comparison orders two events.
+type Key = u128;
+const NO_EVENT: Key = Key::MAX;
+
+fn key(t: Time, seq: u64) -> Key {
+    (Key::from(t.0) << 64) | Key::from(seq)
+}
+
+fn key_time(k: Key) -> Time {
+    Time((k >> 64) as u64)
+}
+
+/// Slots: the two endpoint timers, then four per path (see `path_slot`).
+const SENDER_TIMER: usize = 0;
+const RECEIVER_TIMER: usize = 1;
+const FWD_SERVICE: usize = 0;
+const REV_SERVICE: usize = 1;
+const FWD_ARRIVE: usize = 2;
+const REV_ARRIVE: usize = 3;
+
+fn path_slot(p: u8, which: usize) -> usize {
+    2 + 4 * p as usize + which
+}
+
 pub struct World<'a> {
     now: Time,
+    /// Keys of the recurring events, `NO_EVENT` when not pending.
+    slots: Vec<Key>,
+    /// Everything else (requests, samples).
     heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
     pub(crate) events: u64,
     paths: Vec<SimPath>,
     pub(crate) sender: SenderConnection,
     pub(crate) receiver: ReceiverConnection,
-    sender_timer: Option<Time>,
-    receiver_timer: Option<Time>,
     recv_offset: i64,
     pub(crate) workload: Workload,
     pub(crate) rec: Recorder,
     trace: Option<&'a mut PacketTrace>,
+    /// Period of `Ev::Sample`; only with a trace.
+    sample_every: Option<mpsched_core::time::Duration>,
     max_time: Time,
     pub(crate) truncated: bool,
 }
@@ -105,28 +145,94 @@ impl<'a> World<'a> {
             })
             .collect();
         let npaths = sc.paths.len();
+        let interval = sc.sim.sample_interval_s;
+        let sample_every = (trace.is_some() && interval.is_finite() && interval > 0.0)
+            .then(|| mpsched_core::time::Duration(((interval * 1e9).round() as u64).max(1)));
         World {
             now: Time::ZERO,
+            slots: vec![NO_EVENT; 2 + 4 * npaths],
             heap: BinaryHeap::new(),
             seq: 0,
             events: 0,
             paths,
             sender,
             receiver,
-            sender_timer: None,
-            receiver_timer: None,
             recv_offset: (sc.sim.clock_offset_s * 1e9).round() as i64,
             workload: Workload::new(&sc.workload),
             rec: Recorder::new(npaths),
             trace,
+            sample_every,
             max_time: Time::from_secs_f64(sc.sim.max_time_s),
             truncated: false,
         }
     }
 
     fn schedule(&mut self, at: Time, ev: Ev) {
+        let seq = self.next_seq();
+        self.heap.push(Reverse((at, seq, ev)));
+    }
+
+    fn next_seq(&mut self) -> u64 {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, ev)));
+        self.seq
+    }
+
+    /// Puts a recurring event in its (empty) slot under a fresh key.
+    fn schedule_slot(&mut self, slot: usize, at: Time) {
+        debug_assert_eq!(self.slots[slot], NO_EVENT, "slot {slot} already pending");
+        let seq = self.next_seq();
+        self.slots[slot] = key(at, seq);
+    }
+
+    /// Removes and returns the next event: the smallest key among the slots and the heap's top.
+    fn pop_event(&mut self) -> Option<(Time, Ev)> {
+        let (mut slot, mut best) = (usize::MAX, NO_EVENT);
+        for (i, &k) in self.slots.iter().enumerate() {
+            if k < best {
+                (slot, best) = (i, k);
+            }
+        }
+        if let Some(&Reverse((t, seq, ev))) = self.heap.peek() {
+            if key(t, seq) < best {
+                self.heap.pop();
+                return Some((t, ev));
+            }
+        }
+        if best == NO_EVENT {
+            return None;
+        }
+        self.slots[slot] = NO_EVENT;
+        let ev = match slot {
+            SENDER_TIMER => Ev::SenderTimer,
+            RECEIVER_TIMER => Ev::ReceiverTimer,
+            _ => {
+                let p = ((slot - 2) / 4) as u8;
+                match (slot - 2) % 4 {
+                    FWD_SERVICE => Ev::FwdService(p),
+                    REV_SERVICE => Ev::RevService(p),
+                    FWD_ARRIVE => Ev::FwdArrive(p),
+                    _ => Ev::RevArrive(p),
+                }
+            }
+        };
+        Some((key_time(best), ev))
+    }
+
+    /// Nothing is left to happen.
+    fn idle(&self) -> bool {
+        self.heap.is_empty() && self.slots.iter().all(|&k| k == NO_EVENT)
+    }
+
+    /// Re-arms a timer slot when the endpoint's deadline changed. `t` is the new deadline
+    /// (`None`: disarmed); a deadline in the past fires now.
+    fn set_timer(&mut self, slot: usize, t: Option<Time>) {
+        let current = self.slots[slot];
+        if t != (current != NO_EVENT).then(|| key_time(current)) {
+            self.slots[slot] = NO_EVENT;
+            if let Some(t) = t {
+                self.schedule_slot(slot, t.max(self.now));
+            }
+        }
     }
 
     fn sender_clock(&self) -> Time {
@@ -151,16 +257,29 @@ impl<'a> World<'a> {
         for (k, at) in self.workload.initial_requests() {
             self.schedule(at, Ev::Request(k));
         }
+        if self.sample_every.is_some() {
+            self.schedule(Time::ZERO, Ev::Sample);
+        }
         let stop_at = self
             .workload
             .stop_time()
             .unwrap_or(self.max_time)
             .min(self.max_time);
-        while let Some(Reverse((t, _, ev))) = self.heap.pop() {
+        while let Some((t, ev)) = self.pop_event() {
             if t > stop_at {
                 self.truncated = self.workload.stop_time().is_none_or(|s| s > self.max_time);
                 self.now = stop_at;
                 break;
+            }
+            if ev == Ev::Sample {
+                // Samples observe and never count as events; once nothing else is pending they
+                // stop, so that they cannot keep a finished (or stuck) run going.
+                if self.idle() {
+                    break;
+                }
+                self.now = t;
+                self.sample();
+                continue;
             }
             self.now = t;
             self.events += 1;
@@ -169,8 +288,7 @@ impl<'a> World<'a> {
                 break;
             }
         }
-        if self.heap.is_empty() && !self.workload.finished() && self.workload.stop_time().is_none()
-        {
+        if self.idle() && !self.workload.finished() && self.workload.stop_time().is_none() {
             // Nothing left to happen but the work is not done (e.g. a path that never recovers).
             self.truncated = true;
         }
@@ -182,29 +300,38 @@ impl<'a> World<'a> {
                 let now = self.now;
                 let path = &mut self.paths[p as usize];
                 if let Some((seg, arrive)) = path.fwd.service(now) {
-                    path.fwd_prop.push_back((arrive, seg));
-                    self.schedule(arrive, Ev::FwdArrive(p));
+                    let seq = self.next_seq();
+                    let path = &mut self.paths[p as usize];
+                    path.fwd_prop.push_back((arrive, seq, seg));
+                    if path.fwd_prop.len() == 1 {
+                        self.slots[path_slot(p, FWD_ARRIVE)] = key(arrive, seq);
+                    }
                 }
                 if let Some(t) = self.paths[p as usize].fwd.next_service() {
-                    self.schedule(t, Ev::FwdService(p));
+                    self.schedule_slot(path_slot(p, FWD_SERVICE), t);
                 }
             }
             Ev::RevService(p) => {
                 let now = self.now;
                 let path = &mut self.paths[p as usize];
                 if let Some((ack, arrive)) = path.rev.service(now) {
-                    path.rev_prop.push_back((arrive, ack));
-                    self.schedule(arrive, Ev::RevArrive(p));
+                    let seq = self.next_seq();
+                    let path = &mut self.paths[p as usize];
+                    path.rev_prop.push_back((arrive, seq, ack));
+                    if path.rev_prop.len() == 1 {
+                        self.slots[path_slot(p, REV_ARRIVE)] = key(arrive, seq);
+                    }
                 }
                 if let Some(t) = self.paths[p as usize].rev.next_service() {
-                    self.schedule(t, Ev::RevService(p));
+                    self.schedule_slot(path_slot(p, REV_SERVICE), t);
                 }
             }
             Ev::FwdArrive(p) => {
-                let (_, seg) = self.paths[p as usize]
-                    .fwd_prop
-                    .pop_front()
-                    .expect("arrival event without packet");
+                let prop = &mut self.paths[p as usize].fwd_prop;
+                let (_, _, seg) = prop.pop_front().expect("arrival event without packet");
+                if let Some(&(t, seq, _)) = prop.front() {
+                    self.slots[path_slot(p, FWD_ARRIVE)] = key(t, seq);
+                }
                 let rnow = self.receiver_clock();
                 self.receiver.handle_input(rnow, &seg);
                 while let Some(a) = self.receiver.poll_event() {
@@ -213,10 +340,11 @@ impl<'a> World<'a> {
                 self.pump_receiver();
             }
             Ev::RevArrive(p) => {
-                let (_, ack) = self.paths[p as usize]
-                    .rev_prop
-                    .pop_front()
-                    .expect("arrival event without packet");
+                let prop = &mut self.paths[p as usize].rev_prop;
+                let (_, _, ack) = prop.pop_front().expect("arrival event without packet");
+                if let Some(&(t, seq, _)) = prop.front() {
+                    self.slots[path_slot(p, REV_ARRIVE)] = key(t, seq);
+                }
                 let snow = self.sender_clock();
                 self.sender.handle_input(snow, &ack);
                 if let Some(tr) = self.trace.as_deref_mut() {
@@ -225,21 +353,16 @@ impl<'a> World<'a> {
                 self.refill();
                 self.pump_sender();
             }
+            // `pop_event` has disarmed the timer.
             Ev::SenderTimer => {
-                if self.sender_timer == Some(self.now) {
-                    self.sender_timer = None;
-                    let snow = self.sender_clock();
-                    self.sender.handle_timeout(snow);
-                    self.pump_sender();
-                }
+                let snow = self.sender_clock();
+                self.sender.handle_timeout(snow);
+                self.pump_sender();
             }
             Ev::ReceiverTimer => {
-                if self.receiver_timer == Some(self.now) {
-                    self.receiver_timer = None;
-                    let rnow = self.receiver_clock();
-                    self.receiver.handle_timeout(rnow);
-                    self.pump_receiver();
-                }
+                let rnow = self.receiver_clock();
+                self.receiver.handle_timeout(rnow);
+                self.pump_receiver();
             }
             Ev::Request(k) => {
                 self.workload.on_request(k, self.now);
@@ -253,7 +376,27 @@ impl<'a> World<'a> {
                 self.refill();
                 self.pump_sender();
             }
+            Ev::Sample => unreachable!("handled by the event loop"),
         }
+    }
+
+    /// One row per path into the trace's `sample_*` columns, then the next sample.
+    fn sample(&mut self) {
+        let (Some(tr), Some(every)) = (self.trace.as_deref_mut(), self.sample_every) else {
+            return;
+        };
+        let secs =
+            |d: Option<mpsched_core::time::Duration>| d.map_or(f64::NAN, |d| d.as_secs_f64());
+        for (p, sf) in self.sender.subflows().iter().enumerate() {
+            tr.sample_time_s.push(self.now.as_secs_f64());
+            tr.sample_path.push(p as u8);
+            tr.sample_cwnd.push(sf.cwnd());
+            tr.sample_srtt_s.push(secs(sf.srtt()));
+            // The sender's estimate, receiver clock offset included (what schedulers see).
+            let owd = self.sender.estimator().owd_overall(p);
+            tr.sample_owd_s.push(owd.map_or(f64::NAN, |ns| ns * 1e-9));
+        }
+        self.schedule(self.now + every, Ev::Sample);
     }
 
     /// Let the application write what the workload has ready and the send buffer takes.
@@ -306,17 +449,11 @@ impl<'a> World<'a> {
             let lose = path.fwd_loss > 0.0 && path.fwd_rng.gen::<f64>() < path.fwd_loss;
             let r = path.fwd.enqueue(self.now, seg, seg.wire_len(), lose);
             if let Some(t) = r.service_at() {
-                self.schedule(t, Ev::FwdService(p as u8));
+                self.schedule_slot(path_slot(p as u8, FWD_SERVICE), t);
             }
         }
         let t = self.sender.poll_timeout().map(Self::sim_time_of_sender);
-        if t != self.sender_timer {
-            self.sender_timer = t;
-            if let Some(t) = t {
-                self.schedule(t.max(self.now), Ev::SenderTimer);
-                self.sender_timer = Some(t.max(self.now));
-            }
-        }
+        self.set_timer(SENDER_TIMER, t);
     }
 
     fn pump_receiver(&mut self) {
@@ -327,20 +464,14 @@ impl<'a> World<'a> {
             let lose = path.rev_loss > 0.0 && path.rev_rng.gen::<f64>() < path.rev_loss;
             let r = path.rev.enqueue(self.now, ack, ack.wire_len(), lose);
             if let Some(t) = r.service_at() {
-                self.schedule(t, Ev::RevService(p as u8));
+                self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
             }
         }
         let t = self
             .receiver
             .poll_timeout()
             .map(|t| self.sim_time_of_receiver(t));
-        if t != self.receiver_timer {
-            self.receiver_timer = t;
-            if let Some(t) = t {
-                self.schedule(t.max(self.now), Ev::ReceiverTimer);
-                self.receiver_timer = Some(t.max(self.now));
-            }
-        }
+        self.set_timer(RECEIVER_TIMER, t);
     }
 
     pub(crate) fn fwd_link(&self, p: usize) -> &Link<DataSegment> {

@@ -4,12 +4,22 @@
 //! bytes, but K and W_cubic are evaluated in segments, which changes K by a factor cbrt(MSS) if
 //! done wrong. Every quantity the RFC treats as real is kept as `f64`, and only
 //! [`CongestionControl::window`] rounds down to whole bytes.
-//! Slow start is RFC 5681's (RFC 9438 §4.10 allows it; no HyStart). As with Reno, loss recovery
-//! is the subflow's: this controller only sees its entry (§4.6), RTOs (§4.8) and ACKs outside
-//! recovery.
+//!
+//! Slow start (§4.10) is RFC 5681's with RFC 3465 byte counting, and by default the initial slow
+//! start runs HyStart++ (RFC 9406; `cc/hystart.rs` says which sections it implements and how it
+//! reads the RFC), as Linux runs its HyStart for CUBIC by default: plain slow start over a
+//! shallow drop-tail buffer overshoots by up to a window. HyStart++ only sees the queue one round
+//! after the window passes the path's BDP, so with a buffer of about one BDP it narrows the
+//! overshoot rather than removing it.
+//! [`Cubic::without_hystart`] gives plain RFC 5681 slow start. When HyStart++ ends slow start
+//! without a loss, W_max is undefined and §4.10 applies: cwnd_prior = cwnd, and the congestion
+//! avoidance stage starts with W_max = cwnd_epoch and K = 0.
+//!
+//! As with Reno, loss recovery is the subflow's: this controller only sees its entry (§4.6),
+//! RTOs (§4.8) and ACKs outside recovery.
 
-use super::reno::{slow_start, window_validated};
-use super::{AckSample, CongestionControl, CoupledView};
+use super::hystart::HyStart;
+use super::{slow_start, window_validated, AckSample, CongestionControl, CoupledView};
 use crate::time::{Duration, Time};
 
 /// RFC 9438 §4.1: C, in segments / s^3.
@@ -46,10 +56,22 @@ pub struct Cubic {
     cwnd_prior: f64,
     /// Time of the last ACK, to measure application-limited periods (§5.8).
     last_ack: Option<Time>,
+    /// RFC 9406 state for the initial slow start; `None` when HyStart++ is off.
+    hystart: Option<HyStart>,
 }
 
 impl Cubic {
+    /// CUBIC with HyStart++ in the initial slow start (the default, as in Linux).
     pub fn new(mss: u64, init_cwnd_segments: u64) -> Cubic {
+        Cubic::build(mss, init_cwnd_segments, true)
+    }
+
+    /// CUBIC with plain RFC 5681 slow start.
+    pub fn without_hystart(mss: u64, init_cwnd_segments: u64) -> Cubic {
+        Cubic::build(mss, init_cwnd_segments, false)
+    }
+
+    fn build(mss: u64, init_cwnd_segments: u64, hystart: bool) -> Cubic {
         assert!(mss > 0, "mss must be positive");
         let cwnd = (init_cwnd_segments.max(1) * mss) as f64;
         Cubic {
@@ -64,7 +86,17 @@ impl Cubic {
             w_est: cwnd,
             cwnd_prior: cwnd,
             last_ack: None,
+            hystart: hystart.then(HyStart::default),
         }
+    }
+
+    /// True while HyStart++ holds the initial slow start in Conservative Slow Start (RFC 9406
+    /// §4.2): the window grows a quarter as fast as in slow start.
+    pub fn in_css(&self) -> bool {
+        // RFC 9406 §4.3: HyStart++ runs in the initial slow start only, i.e. while ssthresh
+        // still has its initial, arbitrarily high value. Every loss, RTO or penalty sets a
+        // finite one, and so does the end of CSS.
+        self.ssthresh == u64::MAX && self.hystart.as_ref().is_some_and(HyStart::in_css)
     }
 
     /// K in seconds (RFC 9438 §4.2 Figure 2) for the current or, right after a window
@@ -162,9 +194,26 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, now: Time, ack: &AckSample, _coupled: CoupledView<'_>) {
         let last_ack = self.last_ack.replace(now);
+        let validated = window_validated(ack.prior_in_flight, self.window());
+        // RFC 9406 §4.3: HyStart++ in the initial slow start only (see `in_css`).
+        if let Some(hystart) = self.hystart.as_mut().filter(|_| self.ssthresh == u64::MAX) {
+            // RFC 9406 §4.2: grow by min(N, L*SMSS), a quarter of it in CSS, then track the
+            // round's RTTs. No growth on an application-limited ACK, as below.
+            if validated {
+                self.cwnd += hystart.window_increase(ack.acked_bytes, self.mss);
+            }
+            if hystart.on_ack(ack) {
+                // RFC 9406 §4.2: CSS is over, ssthresh = cwnd. RFC 9438 §4.10: W_max is
+                // undefined (no loss), so cwnd_prior = cwnd and the coming congestion avoidance
+                // stage takes W_max = cwnd_epoch and K = 0 (`start_epoch`, w_max_unset).
+                self.ssthresh = self.window();
+                self.cwnd_prior = self.cwnd;
+            }
+            return;
+        }
         // §5.8: no growth while application-limited (the RFC 7661-style test Reno uses too), and
         // t "MUST NOT include these periods": slide the epoch start by the time that passed.
-        if !window_validated(ack.prior_in_flight, self.window()) {
+        if !validated {
             if let (Some(start), Some(last)) = (self.epoch_start.as_mut(), last_ack) {
                 *start += now.saturating_since(last);
             }
@@ -172,9 +221,9 @@ impl CongestionControl for Cubic {
         }
         let mut acked = ack.acked_bytes;
         if self.in_slow_start() {
-            // The window is integral throughout slow start: every event that makes
-            // cwnd < ssthresh sets cwnd to a whole number of bytes, and only congestion
-            // avoidance adds fractions.
+            // The window is integral throughout this slow start: every event that makes
+            // cwnd < ssthresh sets cwnd to a whole number of bytes. Only congestion avoidance
+            // and HyStart++'s CSS add fractions, and CSS ends with ssthresh = floor(cwnd).
             let (cwnd, rest) = slow_start(self.window(), self.ssthresh, acked, self.mss);
             self.cwnd = cwnd as f64;
             acked = rest;
@@ -243,10 +292,12 @@ mod tests {
     const MSS_F: f64 = MSS as f64;
 
     /// A window-limited sender on a path with a fixed RTT.
+    /// HyStart++ is on (`Cubic::new`), but with a fixed RTT it never leaves slow start early.
     struct Path {
         cc: Cubic,
         now: Time,
         rtt: Duration,
+        delivered: u64,
     }
 
     impl Path {
@@ -255,6 +306,7 @@ mod tests {
                 cc: Cubic::new(MSS, 10),
                 now: Time::ZERO,
                 rtt,
+                delivered: 0,
             }
         }
 
@@ -264,7 +316,12 @@ mod tests {
                 prior_in_flight,
                 srtt: Some(self.rtt),
                 min_rtt: Some(self.rtt),
+                rtt: Some(self.rtt),
+                delivered: self.delivered + acked,
+                // Everything in flight has been sent.
+                snd_nxt: self.delivered + prior_in_flight,
             };
+            self.delivered += acked;
             self.cc.on_ack(self.now, &sample, CoupledView::default());
         }
 
@@ -326,6 +383,7 @@ mod tests {
         p.round();
         assert_eq!(p.cc.window(), 40 * MSS);
         assert!(p.cc.in_slow_start());
+        assert!(!p.cc.in_css());
         assert_eq!(p.cc.name(), "cubic");
     }
 
@@ -590,5 +648,278 @@ mod tests {
         cc.penalize(Time::ZERO);
         assert_eq!(cc.window(), 2 * MSS);
         assert_eq!(cc.ssthresh(), 2 * MSS);
+    }
+    // HyStart++ (RFC 9406).
+
+    /// A window-limited sender for HyStart++: every ACK acknowledges one segment (unless told
+    /// otherwise) and the sender then fills the window again. It counts rounds itself, as RFC 9406
+    /// §4.2 does: a round ends on the ACK that delivers the SND.NXT the round began with.
+    struct Flow {
+        cc: Cubic,
+        now: Time,
+        delivered: u64,
+        snd_nxt: u64,
+        round_end: Option<u64>,
+        /// The application has run dry: nothing new is sent, and the ACKs report a single
+        /// segment in flight, below half the window (application-limited).
+        app_limited: bool,
+    }
+
+    impl Flow {
+        fn new(cc: Cubic) -> Flow {
+            let snd_nxt = cc.window();
+            Flow {
+                cc,
+                now: Time::ZERO,
+                delivered: 0,
+                snd_nxt,
+                round_end: None,
+                app_limited: false,
+            }
+        }
+
+        fn hystart() -> Flow {
+            Flow::new(Cubic::new(MSS, 10))
+        }
+
+        /// An ACK of `acked` bytes carrying the RTT sample `rtt`. True if it ended a round.
+        fn ack_bytes(&mut self, acked: u64, rtt: Option<Duration>) -> bool {
+            let sample = AckSample {
+                acked_bytes: acked,
+                prior_in_flight: if self.app_limited {
+                    MSS
+                } else {
+                    self.snd_nxt - self.delivered
+                },
+                srtt: Some(Duration::from_millis(50)),
+                min_rtt: Some(Duration::from_millis(50)),
+                rtt,
+                delivered: self.delivered + acked,
+                snd_nxt: self.snd_nxt,
+            };
+            self.delivered += acked;
+            self.now += Duration::from_millis(1);
+            self.cc.on_ack(self.now, &sample, CoupledView::default());
+            let round_end = *self.round_end.get_or_insert(self.snd_nxt);
+            let ended = self.delivered >= round_end;
+            if ended {
+                self.round_end = Some(self.snd_nxt);
+            }
+            if !self.app_limited {
+                self.snd_nxt = self.snd_nxt.max(self.delivered + self.cc.window());
+            }
+            ended
+        }
+
+        /// A one-segment ACK with an RTT sample of `rtt_ms`. True if it ended a round.
+        fn ack(&mut self, rtt_ms: u64) -> bool {
+            self.ack_bytes(MSS, Some(Duration::from_millis(rtt_ms)))
+        }
+
+        /// One-segment ACKs with RTT samples of `rtt_ms` until a round ends.
+        fn round(&mut self, rtt_ms: u64) {
+            while !self.ack(rtt_ms) {}
+        }
+
+        /// Two rounds at 50 ms set lastRoundMinRTT = 50 ms (RttThresh 6.25 ms); the third round
+        /// at 60 ms enters CSS on its eighth sample, with cssBaselineMinRtt = 60 ms.
+        fn in_css() -> Flow {
+            let mut f = Flow::hystart();
+            f.round(50);
+            f.round(50);
+            for _ in 0..N_RTT_SAMPLE {
+                assert!(!f.ack(60), "round too short for the test");
+            }
+            assert!(f.cc.in_css());
+            f
+        }
+
+        /// CSS entered mid-round, then the five round ends that finish it (the first ends the
+        /// partial round CSS began in, which counts).
+        fn after_css() -> Flow {
+            let mut f = Flow::in_css();
+            for _ in 0..5 {
+                f.round(60);
+            }
+            assert!(!f.cc.in_slow_start());
+            f
+        }
+    }
+
+    const N_RTT_SAMPLE: u32 = 8;
+
+    #[test]
+    fn slow_start_rtt_increase_enters_css() {
+        // §4.2: with lastRoundMinRTT = 50 ms, RttThresh = 6.25 ms; a round whose minimum over
+        // N_RTT_SAMPLE = 8 samples is (at least) 56.25 ms enters CSS, on the eighth sample.
+        let mut f = Flow::hystart();
+        f.round(50);
+        f.round(50);
+        let rtt = Some(Duration::from_micros(56_250));
+        for _ in 0..7 {
+            f.ack_bytes(MSS, rtt);
+        }
+        assert!(!f.cc.in_css(), "entered CSS before eight samples");
+        f.ack_bytes(MSS, rtt);
+        assert!(f.cc.in_css());
+        assert!(f.cc.in_slow_start(), "CSS is still slow start");
+        assert_eq!(f.cc.ssthresh(), u64::MAX);
+    }
+
+    #[test]
+    fn slow_start_rtt_increase_below_threshold_stays() {
+        // 56 ms < 50 ms + 6.25 ms: a whole round of it leaves slow start alone, and slow start
+        // keeps adding one segment per segment acknowledged.
+        let mut f = Flow::hystart();
+        f.round(50);
+        f.round(50);
+        f.round(56);
+        assert!(!f.cc.in_css());
+        assert_eq!(f.cc.window(), 10 * MSS + f.delivered);
+    }
+
+    #[test]
+    fn fewer_than_eight_samples_never_exits() {
+        // §4.2: the delay test needs rttSampleCount >= N_RTT_SAMPLE in the round. Seven samples
+        // a round (the other ACKs carry none), each round 20 ms slower than the last.
+        let mut f = Flow::hystart();
+        for round in 0..6 {
+            let rtt = Duration::from_millis(50 + 20 * round);
+            let mut samples = 0;
+            loop {
+                let sample = (samples < 7).then_some(rtt);
+                samples += 1;
+                if f.ack_bytes(MSS, sample) {
+                    break;
+                }
+            }
+            assert!(samples > 8, "round {round} too short for the test");
+            assert!(!f.cc.in_css(), "CSS in round {round}");
+        }
+        assert_eq!(f.cc.window(), 10 * MSS + f.delivered);
+    }
+
+    #[test]
+    fn slow_start_app_limited_ack_counts_sample_without_growth() {
+        // An application-limited ACK does not grow the window (as outside HyStart++), but its
+        // RTT sample is a sample: eight of them at 60 ms enter CSS.
+        let mut f = Flow::hystart();
+        f.round(50);
+        f.round(50);
+        f.app_limited = true;
+        let cwnd = f.cc.window();
+        for _ in 0..N_RTT_SAMPLE {
+            f.ack(60);
+        }
+        assert_eq!(f.cc.window(), cwnd);
+        assert!(f.cc.in_css());
+    }
+
+    #[test]
+    fn css_grows_a_quarter_as_fast() {
+        // §4.2: cwnd += min(N, L*SMSS) / CSS_GROWTH_DIVISOR, CSS_GROWTH_DIVISOR = 4, L = 8.
+        let mut f = Flow::in_css();
+        let cwnd = f.cc.cwnd;
+        f.ack(60);
+        assert_eq!(f.cc.cwnd, cwnd + MSS_F / 4.0);
+        f.ack_bytes(20 * MSS, Some(Duration::from_millis(60)));
+        assert_eq!(f.cc.cwnd, cwnd + MSS_F / 4.0 + 2.0 * MSS_F);
+    }
+
+    #[test]
+    fn slow_start_stretch_ack_grows_at_most_eight_segments() {
+        // §4.3: L = 8 for a sender that does not pace, replacing RFC 3465's L = 2 (which plain
+        // slow start keeps).
+        let mut f = Flow::hystart();
+        f.ack_bytes(20 * MSS, Some(Duration::from_millis(50)));
+        assert_eq!(f.cc.window(), 18 * MSS);
+        let mut f = Flow::new(Cubic::without_hystart(MSS, 10));
+        f.ack_bytes(20 * MSS, Some(Duration::from_millis(50)));
+        assert_eq!(f.cc.window(), 12 * MSS);
+    }
+
+    #[test]
+    fn css_rtt_drop_returns_to_slow_start() {
+        // §4.2: in CSS, once a round has eight samples, currentRoundMinRTT < cssBaselineMinRtt
+        // (60 ms) means the exit was spurious; a round at the baseline itself does not.
+        let mut f = Flow::in_css();
+        f.round(60);
+        f.round(60);
+        assert!(f.cc.in_css(), "left CSS at the baseline RTT");
+        for _ in 0..7 {
+            f.ack(59);
+        }
+        assert!(f.cc.in_css(), "left CSS before eight samples");
+        f.ack(59);
+        assert!(!f.cc.in_css());
+        assert!(f.cc.in_slow_start());
+        // Back to full slow start growth.
+        let cwnd = f.cc.cwnd;
+        f.ack(59);
+        assert_eq!(f.cc.cwnd, cwnd + MSS_F);
+    }
+
+    #[test]
+    fn css_after_five_rounds_sets_ssthresh() {
+        // §4.2: CSS lasts CSS_ROUNDS = 5 rounds, the partial round it began in included; the ACK
+        // that ends the fifth sets ssthresh = cwnd.
+        let mut f = Flow::in_css();
+        for _ in 0..4 {
+            f.round(60);
+        }
+        assert!(f.cc.in_css());
+        assert_eq!(f.cc.ssthresh(), u64::MAX);
+        while !f.ack(60) {
+            assert_eq!(f.cc.ssthresh(), u64::MAX, "left CSS before the round ended");
+        }
+        assert_eq!(f.cc.ssthresh(), f.cc.window());
+        assert!(!f.cc.in_slow_start());
+        assert!(!f.cc.in_css());
+    }
+
+    #[test]
+    fn css_exit_starts_avoidance_with_k_zero() {
+        // RFC 9438 §4.10: after a loss-free exit, cwnd_prior = cwnd, and the congestion
+        // avoidance stage starts with K = 0 and W_max = cwnd at its start.
+        let mut f = Flow::after_css();
+        let cwnd = f.cc.cwnd;
+        assert_eq!(f.cc.cwnd_prior, cwnd);
+        f.ack(60);
+        assert_eq!(f.cc.k(), 0.0);
+        assert_eq!(f.cc.w_max(), cwnd);
+        assert!(
+            f.cc.cwnd < cwnd + MSS_F / 4.0,
+            "cwnd {} after one ACK",
+            f.cc.cwnd
+        );
+    }
+
+    #[test]
+    fn rto_slow_start_ignores_rtt_increase() {
+        // §4.3: HyStart++ in the initial slow start only. After an RTO slow start is RFC 5681's:
+        // an RTT jump from 50 to 90 ms does not slow it, one segment per segment acked.
+        let mut f = Flow::hystart();
+        f.round(50);
+        f.cc.on_rto(f.now, 100 * MSS);
+        assert_eq!(f.cc.ssthresh(), 70 * MSS);
+        for _ in 0..10 {
+            f.ack(50);
+        }
+        for _ in 0..20 {
+            f.ack(90);
+        }
+        assert!(!f.cc.in_css());
+        assert_eq!(f.cc.window(), 31 * MSS);
+    }
+
+    #[test]
+    fn without_hystart_ignores_rtt_increase() {
+        let mut f = Flow::new(Cubic::without_hystart(MSS, 10));
+        f.round(50);
+        f.round(50);
+        f.round(100);
+        f.round(150);
+        assert!(!f.cc.in_css());
+        assert_eq!(f.cc.window(), 10 * MSS + f.delivered);
     }
 }

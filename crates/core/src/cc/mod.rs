@@ -6,6 +6,7 @@
 //! other subflows through [`CoupledView`], which decoupled controllers ignore.
 
 pub mod cubic;
+mod hystart;
 pub mod reno;
 
 use crate::time::{Duration, Time};
@@ -21,6 +22,40 @@ pub struct AckSample {
     pub srtt: Option<Duration>,
     /// Minimum RTT seen on the subflow.
     pub min_rtt: Option<Duration>,
+    /// The RTT sample this ACK produced, if any (HyStart++ watches per-round minima).
+    pub rtt: Option<Duration>,
+    /// Bytes delivered on the subflow so far, this ACK included.
+    pub delivered: u64,
+    /// Highest sequence number sent so far (SND.NXT): a round ends when `delivered` passes the
+    /// value it had when the round began (RFC 9406 §4.2 windowEnd).
+    pub snd_nxt: u64,
+}
+
+/// RFC 3465 §2.2: during slow start one ACK may open the window by at most L*SMSS, L = 2, so
+/// that stretch ACKs (delayed ACKs, ACK loss, ACK thinning) cannot cause line-rate bursts.
+const ABC_LIMIT_SEGMENTS: u64 = 2;
+
+/// RFC 7661-style application-limited test: the window is only validated (and so only grown)
+/// while at least half of it was in use when the ACK arrived. Growing an unused window would let
+/// an application that later fills it burst far beyond what the path was ever shown to carry.
+pub(crate) fn window_validated(prior_in_flight: u64, cwnd: u64) -> bool {
+    prior_in_flight >= cwnd / 2
+}
+
+/// One slow-start ACK: returns the new window and the acknowledged bytes left over for
+/// congestion avoidance. RFC 5681 §3.1 with RFC 3465 §2.2: cwnd += min(N, L*SMSS), but never
+/// past ssthresh; the bytes beyond the crossing count toward congestion avoidance (as RFC 9002
+/// §7.3.1 does), so an ACK straddling ssthresh is not partly ignored. Bytes beyond the L*SMSS
+/// limit are dropped, which is the point of the limit.
+pub(crate) fn slow_start(cwnd: u64, ssthresh: u64, acked: u64, mss: u64) -> (u64, u64) {
+    let room = ssthresh.saturating_sub(cwnd);
+    let used = acked.min(room);
+    let grown = cwnd + used.min(ABC_LIMIT_SEGMENTS * mss);
+    if grown < ssthresh {
+        (grown, 0)
+    } else {
+        (grown, acked - used)
+    }
 }
 
 /// The other subflows of the connection, for coupled congestion control. Empty for a single path.

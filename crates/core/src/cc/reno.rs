@@ -6,13 +6,12 @@
 //! of data and [`CongestionControl::on_ack`] only outside loss recovery; so the RFC 6582
 //! inflation by 3*SMSS and per-dupack inflation have no counterpart here: with RFC 6675 the
 //! subflow sends by pipe, and cwnd is simply ssthresh during recovery (RFC 6675 §5 step 4.2).
+//!
+//! There is no HyStart++ (RFC 9406) here, unlike [`super::cubic::Cubic`]: Linux Reno has none,
+//! and Reno is validated against the textbook window trace.
 
-use super::{AckSample, CongestionControl, CoupledView};
+use super::{slow_start, window_validated, AckSample, CongestionControl, CoupledView};
 use crate::time::Time;
-
-/// RFC 3465 §2.2: during slow start one ACK may open the window by at most L*SMSS, L = 2, so
-/// that stretch ACKs (delayed ACKs, ACK loss, ACK thinning) cannot cause line-rate bursts.
-const ABC_LIMIT_SEGMENTS: u64 = 2;
 
 #[derive(Clone, Debug)]
 pub struct Reno {
@@ -40,29 +39,6 @@ impl Reno {
     /// RFC 5681 §3.1 equation (4): ssthresh = max(FlightSize / 2, 2*SMSS).
     fn halved_flight(&self, in_flight: u64) -> u64 {
         (in_flight / 2).max(2 * self.mss)
-    }
-}
-
-/// RFC 7661-style application-limited test: the window is only validated (and so only grown)
-/// while at least half of it was in use when the ACK arrived. Growing an unused window would let
-/// an application that later fills it burst far beyond what the path was ever shown to carry.
-pub(crate) fn window_validated(prior_in_flight: u64, cwnd: u64) -> bool {
-    prior_in_flight >= cwnd / 2
-}
-
-/// One slow-start ACK: returns the new window and the acknowledged bytes left over for
-/// congestion avoidance. RFC 5681 §3.1 with RFC 3465 §2.2: cwnd += min(N, L*SMSS), but never
-/// past ssthresh; the bytes beyond the crossing count toward congestion avoidance (as RFC 9002
-/// §7.3.1 does), so an ACK straddling ssthresh is not partly ignored. Bytes beyond the L*SMSS
-/// limit are dropped, which is the point of the limit.
-pub(crate) fn slow_start(cwnd: u64, ssthresh: u64, acked: u64, mss: u64) -> (u64, u64) {
-    let room = ssthresh.saturating_sub(cwnd);
-    let used = acked.min(room);
-    let grown = cwnd + used.min(ABC_LIMIT_SEGMENTS * mss);
-    if grown < ssthresh {
-        (grown, 0)
-    } else {
-        (grown, acked - used)
     }
 }
 
@@ -144,6 +120,10 @@ mod tests {
             prior_in_flight: cc.window(),
             srtt: Some(Duration::from_millis(100)),
             min_rtt: Some(Duration::from_millis(100)),
+            rtt: Some(Duration::from_millis(100)),
+            // Reno keeps no round state, so the sequence-space fields are left at zero.
+            delivered: 0,
+            snd_nxt: 0,
         };
         cc.on_ack(Time::ZERO, &sample, CoupledView::default());
     }
@@ -302,6 +282,9 @@ mod tests {
             prior_in_flight: 4 * MSS,
             srtt: None,
             min_rtt: None,
+            rtt: None,
+            delivered: 0,
+            snd_nxt: 0,
         };
         cc.on_ack(Time::ZERO, &sample, CoupledView::default());
         assert_eq!(cc.window(), 10 * MSS);

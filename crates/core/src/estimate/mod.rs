@@ -5,7 +5,9 @@
 //!   time − sender send time, which includes the unknown sender/receiver clock offset. Samples
 //!   are binned by the subflow's bytes in flight when the segment was sent (10 KB bins) and each
 //!   bin is an EWMA with α = 0.25. The current estimate of a subflow is its bin for the bytes in
-//!   flight now (falling back to the nearest populated bin).
+//!   flight now; a bin without samples is predicted from its neighbours (interpolated between
+//!   populated bins, extrapolated above the highest at the queueing slope the samples show,
+//!   at most 1/bandwidth: see [`Estimator::owd`]).
 //! * ΔOWD between two subflows is a difference of estimates, so the clock offset cancels.
 //!   δ = k · StdDev(ΔOWD) over the most recent ΔOWD samples (k = 1 by default).
 //! * Bandwidth per subflow: EWMA (α = 0.25) of delivery-rate samples.
@@ -156,18 +158,46 @@ impl Estimator {
     }
 
     /// OWD estimate of path `p` (ns, clock offset included) for `bif` bytes in flight: the
-    /// EWMA of that bin, else of the nearest populated bin, else `None`.
+    /// EWMA of that bin; for a bin without samples yet, a prediction from its neighbours:
+    ///
+    /// * between two populated bins, the linear interpolation of their EWMAs;
+    /// * below the lowest populated bin, that bin's EWMA (a smaller load does not make a path
+    ///   faster than its emptiest measurement);
+    /// * above the highest populated bin, that bin's EWMA plus the extra bytes' drain time at
+    ///   the slope the two highest bins show, capped at 1/bandwidth: beyond the bottleneck's
+    ///   bandwidth-delay product every extra byte in flight waits in its FIFO queue, and a
+    ///   subflow in slow start keeps reaching loads whose samples are still a round trip away.
+    ///   Falling back to the nearest (lower) bin would predict no queueing growth at all.
+    ///
+    /// `None` before the first sample.
     pub fn owd(&self, p: usize, bif: u64) -> Option<f64> {
         let pe = &self.paths[p];
         let want = ((bif / BIF_BIN_BYTES) as usize).min(BINS - 1);
         if let Some(v) = pe.bins[want] {
             return Some(v);
         }
-        (1..BINS).find_map(|d| {
-            let lo = want.checked_sub(d).and_then(|i| pe.bins[i]);
-            let hi = pe.bins.get(want + d).copied().flatten();
-            lo.or(hi)
-        })
+        let populated = |i: &usize| pe.bins[*i].is_some();
+        let below = (0..want).rev().find(populated);
+        let above = (want + 1..BINS).find(populated);
+        let at = |i: usize| pe.bins[i].expect("populated");
+        match (below, above) {
+            (Some(b), Some(a)) => {
+                let f = (want - b) as f64 / (a - b) as f64;
+                Some(at(b) + f * (at(a) - at(b)))
+            }
+            (None, Some(a)) => Some(at(a)),
+            (Some(b), None) => {
+                let slope = (0..b).rev().find(populated).map_or(0.0, |b2| {
+                    let s = (at(b) - at(b2)) / ((b - b2) as u64 * BIF_BIN_BYTES) as f64;
+                    // ns per byte; 8e9 / bps is the serialization time of one byte.
+                    let cap = pe.bw_bps.map_or(0.0, |bw| 8e9 / bw);
+                    s.clamp(0.0, cap)
+                });
+                let extra = bif.saturating_sub(b as u64 * BIF_BIN_BYTES + BIF_BIN_BYTES / 2);
+                Some(at(b) + slope * extra as f64)
+            }
+            (None, None) => None,
+        }
     }
 
     /// Unbinned OWD EWMA of path `p`.
@@ -232,8 +262,48 @@ mod tests {
         e.on_owd_sample(0, Time(0), 55_000, 90);
         assert_eq!(e.owd(0, 0), Some(10.0));
         assert_eq!(e.owd(0, 50_000), Some(90.0));
-        // an empty bin borrows from the nearest populated one
-        assert_eq!(e.owd(0, 45_000), Some(90.0));
+    }
+
+    #[test]
+    fn empty_bin_between_samples_is_interpolated() {
+        let mut e = Estimator::new(1);
+        e.on_owd_sample(0, Time(0), 5_000, 10);
+        e.on_owd_sample(0, Time(0), 45_000, 90);
+        assert_eq!(e.owd(0, 25_000), Some(50.0));
+    }
+
+    #[test]
+    fn empty_bin_below_samples_takes_the_lowest() {
+        let mut e = Estimator::new(1);
+        e.on_owd_sample(0, Time(0), 35_000, 70);
+        assert_eq!(e.owd(0, 0), Some(70.0));
+    }
+
+    #[test]
+    fn load_beyond_samples_queues_at_the_observed_slope() {
+        let mut e = Estimator::new(1);
+        // 1 ns per byte between bins 0 and 1 (centres 5 KB and 15 KB).
+        e.on_owd_sample(0, Time(0), 5_000, 1_000_000);
+        e.on_owd_sample(0, Time(0), 15_000, 1_010_000);
+        // At 8 Gbit/s a byte drains in 1 ns: the slope is not capped.
+        e.on_bandwidth_sample(0, 8e9);
+        assert_eq!(e.owd(0, 45_000), Some(1_040_000.0));
+        // A faster bottleneck drains extra bytes faster than the samples suggest: capped.
+        e.on_bandwidth_sample(0, 8e11);
+        e.on_bandwidth_sample(0, 8e11);
+        e.on_bandwidth_sample(0, 8e11);
+        e.on_bandwidth_sample(0, 8e11);
+        let capped = e.owd(0, 45_000).unwrap();
+        assert!(capped < 1_040_000.0 && capped > 1_010_000.0, "{capped}");
+    }
+
+    #[test]
+    fn load_beyond_flat_samples_predicts_no_queueing() {
+        let mut e = Estimator::new(1);
+        e.on_owd_sample(0, Time(0), 5_000, 500);
+        e.on_owd_sample(0, Time(0), 15_000, 500);
+        e.on_bandwidth_sample(0, 8e6);
+        assert_eq!(e.owd(0, 95_000), Some(500.0));
     }
 
     #[test]

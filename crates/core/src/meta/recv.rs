@@ -2,7 +2,10 @@
 //! (seed 002 §2.2), reassembly by DSN, and the out-of-order queue.
 //!
 //! The application reads in-order data as soon as it is there, so buffer occupancy is the
-//! out-of-order queue; the advertised window is what is left of the buffer. Per-packet
+//! out-of-order queue; the advertised window is what is left of the buffer, except that the
+//! window's right edge (data-ACK + window) never moves left: RFC 1122 §4.2.2.16, and Linux
+//! (`tcp_select_window`, MPTCP's `mptcp_select_window`) keeps the offered edge when out-of-order
+//! data fills the space it offered. Per-packet
 //! out-of-order delay (arrival to in-order delivery, seed 002 §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
 
@@ -14,6 +17,8 @@ use crate::time::Time;
 #[derive(Debug)]
 pub struct RecvBuffer {
     capacity: u64,
+    /// Highest right window edge offered so far (DSN).
+    right_edge: u64,
     /// Next DSN expected in order (the data-ACK).
     rcv_nxt: u64,
     /// Out-of-order segments by DSN: (end, arrival time).
@@ -42,6 +47,7 @@ impl RecvBuffer {
     pub fn new(capacity: u64) -> Self {
         RecvBuffer {
             capacity,
+            right_edge: capacity,
             rcv_nxt: 0,
             ofo: BTreeMap::new(),
             ofo_bytes: 0,
@@ -58,7 +64,12 @@ impl RecvBuffer {
     }
     /// Receive window to advertise, bytes beyond the data-ACK.
     pub fn rwnd(&self) -> u64 {
-        self.capacity.saturating_sub(self.ofo_bytes)
+        self.right_edge.saturating_sub(self.rcv_nxt)
+    }
+
+    fn offer_window(&mut self) {
+        let free = self.capacity.saturating_sub(self.ofo_bytes);
+        self.right_edge = self.right_edge.max(self.rcv_nxt + free);
     }
     pub fn ofo_bytes(&self) -> u64 {
         self.ofo_bytes
@@ -108,6 +119,7 @@ impl RecvBuffer {
             self.ofo.insert(dsn, (end, now));
             self.ofo_bytes += len as u64;
             self.ofo_max = self.ofo_max.max(self.ofo_bytes);
+            self.offer_window();
             return Delivery {
                 bytes: 0,
                 upto: self.rcv_nxt,
@@ -126,6 +138,7 @@ impl RecvBuffer {
             self.rcv_nxt = self.rcv_nxt.max(e);
             self.ooo_delay.record(now.saturating_since(arrived).0);
         }
+        self.offer_window();
         Delivery {
             bytes: self.rcv_nxt - before,
             upto: self.rcv_nxt,
@@ -147,11 +160,12 @@ mod tests {
     }
 
     #[test]
-    fn out_of_order_data_waits_and_shrinks_the_window() {
+    fn out_of_order_data_waits_inside_the_window() {
         let mut r = RecvBuffer::new(10_000);
         let d = r.on_data(Time(0), 1000, 1000);
         assert_eq!(d.bytes, 0);
-        assert_eq!(r.rwnd(), 9_000);
+        // The queued segment uses space the window already offered: the edge stays at 10 000.
+        assert_eq!(r.rwnd(), 10_000);
         let d = r.on_data(Time(100), 0, 1000);
         assert_eq!((d.bytes, d.upto), (2000, 2000));
         assert_eq!(r.ofo_max_bytes(), 1000);
@@ -177,5 +191,32 @@ mod tests {
         r.on_data(Time(50), 0, 1000);
         let avg = r.ofo_avg_bytes(Time(0), Time(100));
         assert!((avg - 500.0).abs() < 1e-9, "{avg}");
+    }
+
+    #[test]
+    fn full_out_of_order_queue_right_edge_never_moves_left() {
+        let mut r = RecvBuffer::new(4_000);
+        // DSN 0 is missing; the rest of the offered window fills up out of order.
+        for k in 1..4 {
+            r.on_data(Time(k), k * 1000, 1000);
+        }
+        assert_eq!((r.data_ack(), r.rwnd()), (0, 4_000));
+        // The hole fills: everything is delivered and a whole buffer is offered past it.
+        let d = r.on_data(Time(9), 0, 1000);
+        assert_eq!((d.bytes, d.upto), (4_000, 4_000));
+        assert_eq!(r.rwnd(), 4_000);
+    }
+
+    #[test]
+    fn hole_filled_with_data_queued_beyond_keeps_the_offered_edge() {
+        let mut r = RecvBuffer::new(4_000);
+        r.on_data(Time(0), 2000, 1000);
+        r.on_data(Time(1), 3000, 1000);
+        // 0..1000 arrives; 1000..2000 is still missing and 2000 bytes wait beyond it: the edge
+        // stays at 4000 (1000 + 4000 - 2000 would move it left).
+        r.on_data(Time(2), 0, 1000);
+        assert_eq!((r.data_ack(), r.rwnd()), (1000, 3_000));
+        r.on_data(Time(3), 1000, 1000);
+        assert_eq!((r.data_ack(), r.rwnd()), (4000, 4_000));
     }
 }

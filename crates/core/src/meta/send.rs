@@ -304,15 +304,19 @@ impl SendBuffer {
     /// New data-ACK and receive window from the peer. Frees acknowledged segments and closed
     /// chunks. Returns the bytes freed.
     pub fn on_data_ack(&mut self, data_ack: u64, rwnd: u64) -> u64 {
-        // Window updates ride on every ACK; take the newest (ACKs are in order per subflow
-        // but not across subflows, so a window with an older data-ACK is ignored).
+        // Window updates ride on every ACK. ACKs are in order per subflow but not across
+        // subflows: a window with an older data-ACK is ignored, and one with the same data-ACK
+        // may only grow the window (RFC 793's SND.WL1/WL2 rule as Linux applies it to pure
+        // ACKs, `tcp_may_update_window`): the peer never moves its right edge left, so a
+        // smaller window for the same data-ACK is an older ACK overtaken on a faster subflow.
         if data_ack < self.data_ack {
             return 0;
         }
-        self.peer_rwnd = rwnd;
         if data_ack == self.data_ack {
+            self.peer_rwnd = self.peer_rwnd.max(rwnd);
             return 0;
         }
+        self.peer_rwnd = rwnd;
         let freed = data_ack.min(self.written) - self.data_ack;
         self.data_ack = data_ack.min(self.written);
         while let Some(s) = self.segs.front() {
@@ -425,5 +429,51 @@ mod tests {
         b.write(1000, false);
         assert_eq!(b.current_chunk().unwrap().end, 3);
         assert_eq!(b.last_unsent(0), Some(2));
+    }
+
+    #[test]
+    fn window_update_same_data_ack_only_grows() {
+        let mut b = buf();
+        b.write(5000, true);
+        b.on_data_ack(1000, 3000);
+        // An older ACK with the same data-ACK, overtaken on a faster subflow.
+        b.on_data_ack(1000, 2000);
+        assert_eq!(b.rwnd_limit(), 4000);
+        b.on_data_ack(1000, 3500);
+        assert_eq!(b.rwnd_limit(), 4500);
+        // A newer data-ACK sets the window as it is.
+        b.on_data_ack(2000, 1000);
+        assert_eq!(b.rwnd_limit(), 3000);
+        // And an older data-ACK changes nothing.
+        b.on_data_ack(1000, 9000);
+        assert_eq!(b.rwnd_limit(), 3000);
+    }
+
+    #[test]
+    fn segment_past_the_peer_window_is_not_in_window() {
+        let mut b = SendBuffer::new(1000, 1 << 20, 2500);
+        b.write(4000, true);
+        assert!(b.in_window(0) && b.in_window(1));
+        assert!(!b.in_window(2), "ends at 3000, past the 2500-byte window");
+        b.on_data_ack(1000, 2000);
+        assert!(b.in_window(2));
+        assert!(!b.in_window(3));
+    }
+
+    #[test]
+    fn open_chunk_fully_acked_stays_current_and_takes_new_data() {
+        let mut b = buf();
+        b.write(2000, false);
+        b.on_transmit(0, 0, Time(0));
+        b.on_transmit(1, 0, Time(0));
+        b.on_data_ack(2000, 1 << 20);
+        assert_eq!(b.current_chunk().map(|c| c.id), Some(0));
+        b.write(1000, false);
+        let c = *b.current_chunk().unwrap();
+        assert_eq!(
+            (c.id, c.start_dsn, c.end_dsn, c.unsent_bytes),
+            (0, 2000, 3000, 1000)
+        );
+        assert_eq!(b.first_unsent(0), Some(2));
     }
 }

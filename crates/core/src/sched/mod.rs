@@ -31,6 +31,8 @@
 //!
 //! Schedulers are deterministic: they draw no randomness and read no clock but `ctx.now`.
 
+pub mod dems;
+pub mod dems_n;
 pub mod minrtt;
 pub mod redundant;
 pub mod rr;
@@ -38,7 +40,7 @@ pub mod single;
 
 use crate::estimate::Estimator;
 use crate::meta::send::{SegNo, SendBuffer};
-use crate::packet::PathId;
+use crate::packet::{PathId, MAX_PATHS};
 use crate::subflow::sender::SubflowSender;
 use crate::time::{Duration, Time};
 
@@ -132,10 +134,39 @@ impl<'a> SchedCtx<'a> {
     }
     /// Subflows with an RTT estimate ordered by smoothed RTT (ties by path number); subflows
     /// without a sample come last, in path order.
-    pub fn by_srtt(&self) -> Vec<PathId> {
-        let mut v: Vec<PathId> = (0..self.subflows.len() as PathId).collect();
-        v.sort_by_key(|&p| (self.subflows[p as usize].srtt().unwrap_or(Duration::MAX), p));
+    pub fn by_srtt(&self) -> PathList {
+        let mut v = PathList {
+            ids: [0; MAX_PATHS],
+            n: self.subflows.len(),
+        };
+        for (i, id) in v.ids[..v.n].iter_mut().enumerate() {
+            *id = i as PathId;
+        }
+        v.ids[..v.n]
+            .sort_by_key(|&p| (self.subflows[p as usize].srtt().unwrap_or(Duration::MAX), p));
         v
+    }
+}
+
+/// A short list of path ids without allocation (schedulers ask for one per decision).
+#[derive(Clone, Copy, Debug)]
+pub struct PathList {
+    ids: [PathId; MAX_PATHS],
+    n: usize,
+}
+
+impl std::ops::Deref for PathList {
+    type Target = [PathId];
+    fn deref(&self) -> &[PathId] {
+        &self.ids[..self.n]
+    }
+}
+
+impl<'a> IntoIterator for &'a PathList {
+    type Item = &'a PathId;
+    type IntoIter = std::slice::Iter<'a, PathId>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
     }
 }
 
@@ -157,6 +188,9 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("rr", "round robin over subflows with window space, starting at the lowest RTT (seed 000 §7.5)"),
     ("redundant", "every segment on every subflow (ReMP; seed 000 §3.1, §7.5)"),
     ("single", "best single path by capacity estimate, or single:NAME (seed 000 §3.2, §7.5)"),
+    ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (seed 000 §4.1-4.2, §7.1); N paths: our generalization"),
+    ("dems-s", "DEMS with simple reinjection past the meeting point (seed 000 §4.3, Eq. 10)"),
+    ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (seed 000 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
 ];
 
 /// Errors building a scheduler from its CLI name.
@@ -184,6 +218,13 @@ pub fn build(
         ("minrtt", Some("nopenalty")) => Box::new(minrtt::MinRtt::new(false)),
         ("minrtt", Some("noor")) => Box::new(minrtt::MinRtt::plain()),
         ("rr", None) => Box::new(rr::RoundRobin::default()),
+        ("dems-b" | "dems-s" | "dems-f", _) => match dems::build(base, arg, path_names.len()) {
+            Some(s) => s,
+            None => {
+                let known: Vec<&str> = SCHEDULERS.iter().map(|s| s.0).collect();
+                return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
+            }
+        },
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
         ("single", None) => {
             let best = capacity_bps

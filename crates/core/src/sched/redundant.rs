@@ -28,7 +28,7 @@ impl Scheduler for Redundant {
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let end = ctx.meta().end_seg();
-        for p in ctx.by_srtt() {
+        for &p in ctx.by_srtt().iter() {
             if !ctx.has_space(p) {
                 continue;
             }
@@ -49,5 +49,56 @@ impl Scheduler for Redundant {
             }
         }
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::minrtt::exchange::{Exchange, MSS};
+    use crate::sender::TxKind::{New, Reinject};
+
+    #[test]
+    fn redundant_sends_every_segment_on_every_subflow() {
+        let mut ex = Exchange::new("redundant", 2, 3, 64);
+        ex.at(0).write(3);
+        assert_eq!(
+            ex.send(),
+            [
+                (0, 0, New),
+                (0, 1, New),
+                (0, 2, New),
+                (1, 0, Reinject),
+                (1, 1, Reinject),
+                (1, 2, Reinject)
+            ]
+        );
+        assert_eq!(ex.conn.meta().reinjected_bytes(), 3 * MSS);
+    }
+
+    #[test]
+    fn redundant_lagging_subflow_skips_what_arrived_elsewhere() {
+        let mut ex = Exchange::new("redundant", 2, 2, 64);
+        ex.at(0).write(4);
+        assert_eq!(
+            ex.send(),
+            [(0, 0, New), (0, 1, New), (1, 0, Reinject), (1, 1, Reinject)]
+        );
+        ex.at(10).ack(0, 2, 64);
+        assert_eq!(ex.send(), [(0, 2, New), (0, 3, New)]);
+        ex.at(20).ack(0, 4, 64);
+        assert_eq!(ex.send(), []);
+        // p1's window opens only now: everything already arrived through p0.
+        ex.at(100).ack(1, 4, 64);
+        assert_eq!(ex.send(), []);
+    }
+
+    #[test]
+    fn redundant_copies_respect_the_peer_window() {
+        let mut ex = Exchange::new("redundant", 2, 4, 2);
+        ex.at(0).write(4);
+        assert_eq!(
+            ex.send(),
+            [(0, 0, New), (0, 1, New), (1, 0, Reinject), (1, 1, Reinject)]
+        );
     }
 }

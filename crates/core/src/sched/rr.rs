@@ -40,3 +40,49 @@ impl Scheduler for RoundRobin {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::minrtt::exchange::Exchange;
+    use crate::sender::TxKind::New;
+
+    #[test]
+    fn rr_rotates_over_subflows_with_space() {
+        let mut ex = Exchange::new("rr", 3, 2, 64);
+        ex.at(0).write(8);
+        assert_eq!(
+            ex.send(),
+            [
+                (0, 0, New),
+                (1, 1, New),
+                (2, 2, New),
+                (0, 3, New),
+                (1, 4, New),
+                (2, 5, New)
+            ]
+        );
+    }
+
+    #[test]
+    fn rr_full_subflow_loses_its_turn() {
+        let mut ex = Exchange::new("rr", 3, 1, 64);
+        ex.at(0).write(8);
+        assert_eq!(ex.send(), [(0, 0, New), (1, 1, New), (2, 2, New)]);
+        // The turn is p0's, but only p2 has room.
+        ex.at(10).ack(2, 0, 64);
+        let sent = ex.send();
+        assert!(
+            !sent.is_empty() && sent.iter().all(|s| s.0 == 2),
+            "{sent:?}"
+        );
+        assert_eq!(sent[0].1, 3);
+    }
+
+    #[test]
+    fn rr_rwnd_blocked_sends_nothing() {
+        let mut ex = Exchange::new("rr", 2, 4, 3);
+        ex.at(0).write(8);
+        assert_eq!(ex.send(), [(0, 0, New), (1, 1, New), (0, 2, New)]);
+        assert_eq!(ex.send(), []);
+    }
+}

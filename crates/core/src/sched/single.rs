@@ -31,3 +31,34 @@ impl Scheduler for Single {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::minrtt::exchange::Exchange;
+    use crate::sender::TxKind::New;
+
+    #[test]
+    fn single_named_path_carries_everything() {
+        let mut ex = Exchange::new("single:p1", 2, 4, 64);
+        ex.at(0).write(4);
+        assert_eq!(
+            ex.send(),
+            [(1, 0, New), (1, 1, New), (1, 2, New), (1, 3, New)]
+        );
+    }
+
+    #[test]
+    fn single_full_window_leaves_other_paths_idle() {
+        let mut ex = Exchange::new("single:p1", 2, 2, 64);
+        ex.at(0).write(4);
+        assert_eq!(ex.send(), [(1, 0, New), (1, 1, New)]);
+        assert_eq!(ex.send(), []);
+    }
+
+    #[test]
+    fn single_without_name_takes_the_highest_capacity() {
+        let mut ex = Exchange::with_caps("single", &[5e6, 20e6, 10e6], 2, 64);
+        ex.at(0).write(2);
+        assert_eq!(ex.send(), [(1, 0, New), (1, 1, New)]);
+    }
+}

@@ -92,10 +92,11 @@ impl SubflowReceiver {
         });
         let (start, end) = (seg.seq, seg.end());
         if end <= self.rcv_nxt
-            || self
-                .ooo
-                .range_containing(start)
-                .is_some_and(|(_, e)| e >= end)
+            || (!self.ooo.is_empty()
+                && self
+                    .ooo
+                    .range_containing(start)
+                    .is_some_and(|(_, e)| e >= end))
         {
             self.duplicate_segments += 1;
             self.ack_now = true;

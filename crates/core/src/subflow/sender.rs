@@ -101,6 +101,11 @@ pub struct SubflowSender {
     in_flight: u64,
     /// Absolute numbers of segments marked lost and awaiting retransmission, in order.
     retx_queue: VecDeque<u64>,
+    /// Retransmissions in the order sent: (send time, absolute number). RACK (RFC 8985 §6.2)
+    /// for retransmissions: one is lost once a segment sent reo_wnd after it was delivered.
+    retx_sent: VecDeque<(Time, u64)>,
+    /// RACK.xmit_ts: latest send time of any segment delivered so far.
+    rack_xmit: Time,
     /// IsLost pointer: every segment numbered below it has been judged.
     loss_ptr: u64,
     sacked_below_ptr: u64,
@@ -137,6 +142,8 @@ impl SubflowSender {
             sacked: RangeSet::new(),
             in_flight: 0,
             retx_queue: VecDeque::new(),
+            retx_sent: VecDeque::new(),
+            rack_xmit: Time::ZERO,
             loss_ptr: 0,
             sacked_below_ptr: 0,
             recovery_point: None,
@@ -310,6 +317,7 @@ impl SubflowSender {
             };
             self.in_flight += s.len as u64;
             self.bytes_sent += s.len as u64;
+            self.retx_sent.push_back((now, no));
             self.retransmitted_bytes += s.len as u64;
             self.retransmitted_segments += 1;
             self.arm_rto_if_idle(now);
@@ -348,6 +356,7 @@ impl SubflowSender {
         let prior_in_flight = self.in_flight;
         let cum = ack.ack.min(self.snd_nxt);
         let mut newest_rate_seg: Option<(u64, Time)> = None;
+        let mut sack_rtt_from: Option<Time> = None;
 
         if let Some(echo) = ack.owd_echo {
             out.echoed = self.find_transmission(echo.seq, echo.ts_val);
@@ -378,6 +387,9 @@ impl SubflowSender {
                     }
                     if self.front_no + (i as u64) < self.loss_ptr {
                         self.sacked_below_ptr += seg.len as u64;
+                    }
+                    if !seg.retransmitted {
+                        sack_rtt_from = sack_rtt_from.max(Some(seg.sent_time));
                     }
                     self.account_delivery(&seg, now, &mut newest_rate_seg, received);
                     out.newly_acked_bytes += seg.len as u64;
@@ -419,9 +431,16 @@ impl SubflowSender {
         }
         self.bytes_acked += out.newly_acked_bytes;
 
-        // RTT sample (RFC 7323 §4.1: only from ACKs that acknowledge new data).
-        if out.newly_acked_bytes > 0 && ack.ts_ecr != 0 && ack.ts_ecr <= now.0 {
-            let r = Duration(now.0 - ack.ts_ecr);
+        // RTT sample. From TSecr only when the cumulative ACK advances: a SACK-only ACK echoes
+        // the TSval of the last in-order segment (RFC 7323 §4.3), which would inflate the
+        // sample by the time spent waiting for the hole. For SACK-only ACKs use the send time
+        // of the newest newly SACKed segment that was never retransmitted (Karn), as Linux does.
+        let sample = if cum_advanced && ack.ts_ecr != 0 && ack.ts_ecr <= now.0 {
+            Some(Duration(now.0 - ack.ts_ecr))
+        } else {
+            sack_rtt_from.map(|t| now.saturating_since(t))
+        };
+        if let Some(r) = sample {
             self.rtt.on_sample(r);
             out.rtt_sample = Some(r);
         }
@@ -453,22 +472,26 @@ impl SubflowSender {
         }
 
         // IsLost (RFC 6675 §4) and entering recovery (§5, step 4).
-        let newly_lost = self.detect_losses();
+        let newly_lost = self.detect_losses() | self.detect_lost_retransmissions();
         if newly_lost && self.recovery_point.is_none() && self.rto_recovery_point.is_none() {
             self.recovery_point = Some(self.snd_nxt);
             self.cc.on_congestion_event(now, prior_in_flight);
             out.entered_recovery = true;
         }
 
-        if out.newly_acked_bytes > 0
-            && self.recovery_point.is_none()
-            && self.rto_recovery_point.is_none()
-        {
+        // Not during fast recovery (cwnd is ssthresh there, RFC 6675 §5), but after an RTO yes:
+        // RFC 5681 §3.1 restarts slow start from the loss window while the Loss state resends
+        // the outstanding data (as Linux grows cwnd in CA_Loss). Holding cwnd at 1 SMSS until
+        // everything outstanding at the timeout is acknowledged takes one RTT per segment.
+        if out.newly_acked_bytes > 0 && self.recovery_point.is_none() {
             let sample = AckSample {
                 acked_bytes: out.newly_acked_bytes,
                 prior_in_flight,
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
+                rtt: out.rtt_sample,
+                delivered: self.delivered,
+                snd_nxt: self.snd_nxt,
             };
             self.cc.on_ack(now, &sample, coupled);
         }
@@ -490,6 +513,7 @@ impl SubflowSender {
         received: &mut Vec<Received>,
     ) {
         self.delivered += seg.len as u64;
+        self.rack_xmit = self.rack_xmit.max(seg.sent_time);
         match newest {
             Some((d, _)) if *d >= seg.delivered_at_send => {}
             _ => *newest = Some((seg.delivered_at_send, seg.delivered_time_at_send)),
@@ -503,9 +527,21 @@ impl SubflowSender {
         });
     }
 
-    /// Index in `board` of the segment containing sequence number `seq` (binary search:
-    /// the board is contiguous in sequence space).
+    /// Index in `board` of the segment containing sequence number `seq` (the first whose end
+    /// is above it). The board is contiguous in sequence space and nearly all segments are
+    /// full-sized, so the position `seq` would have with full segments is tried first; a
+    /// binary search finds it otherwise.
     fn index_of(&self, seq: u64) -> usize {
+        if let Some(front) = self.board.front() {
+            let guess = (seq.saturating_sub(front.seq) / u64::from(self.mss)) as usize;
+            if self
+                .board
+                .get(guess)
+                .is_some_and(|s| s.seq <= seq && seq < s.end())
+            {
+                return guess;
+            }
+        }
         self.board.partition_point(|s| s.end() <= seq)
     }
 
@@ -545,6 +581,37 @@ impl SubflowSender {
         any
     }
 
+    /// RFC 8985 §6.2 applied to retransmissions, which RFC 6675's IsLost never re-judges: a
+    /// retransmission is lost when a segment sent more than reo_wnd = min_RTT/4 after it has
+    /// been delivered. Retransmissions are queued in send order, so this is a front scan.
+    fn detect_lost_retransmissions(&mut self) -> bool {
+        let reo = Duration(self.rtt.min_rtt().map_or(0, |m| m.0 / 4));
+        let mut any = false;
+        while let Some(&(t, no)) = self.retx_sent.front() {
+            let Some(i) = no.checked_sub(self.front_no) else {
+                self.retx_sent.pop_front();
+                continue;
+            };
+            let Some(s) = self.board.get_mut(i as usize) else {
+                self.retx_sent.pop_front();
+                continue;
+            };
+            if s.sacked || !s.retx_in_flight || s.sent_time != t {
+                self.retx_sent.pop_front();
+                continue;
+            }
+            if t + reo >= self.rack_xmit {
+                break;
+            }
+            s.retx_in_flight = false;
+            self.in_flight -= s.len as u64;
+            self.retx_queue.push_back(no);
+            self.retx_sent.pop_front();
+            any = true;
+        }
+        any
+    }
+
     // ---- timers --------------------------------------------------------------------------
 
     /// RFC 6298 §5.4-5.7: on expiry, back off and mark everything not SACKed as lost so it is
@@ -565,6 +632,7 @@ impl SubflowSender {
         self.recovery_point = None;
         self.rto_recovery_point = Some(self.snd_nxt);
         self.retx_queue.clear();
+        self.retx_sent.clear();
         for (i, s) in self.board.iter_mut().enumerate() {
             if s.sacked {
                 continue;
