@@ -53,13 +53,6 @@ def test_every_preset_plans_its_sweeps(tmp_path):
                     assert plan_sweep(spec, source=preset.name).jobs
 
 
-@pytest.mark.skipif(HAS_DEMS, reason="the engine has the DEMS schedulers")
-def test_dems_preset_without_dems_fails_with_the_engine_error(capsys, tmp_path):
-    proc = Proc(capsys, "reproduce", "dems-fig13", "--quick", "-o", tmp_path)
-    assert proc.returncode == 2
-    assert 'unknown scheduler "dems-f"' in proc.stderr.splitlines()[-1]
-
-
 def test_reproduce_fig1_quick_writes_figures_and_paper_numbers(capsys, tmp_path):
     proc = run_cli("reproduce", "dems-fig1", "--quick", "-o", tmp_path, "--json")
     assert proc.returncode == 0, proc.stderr

@@ -195,7 +195,7 @@ impl SenderConnection {
         for k in 0..n {
             let p = (self.retx_turn + k) % n;
             let sf = &mut self.subflows[p];
-            if sf.has_retransmission() && sf.has_cwnd_space() {
+            if sf.has_retransmission() && (sf.has_cwnd_space() || sf.probe_pending()) {
                 if let Some(seg) = sf.send_retransmission(now) {
                     self.retx_turn = (p + 1) % n;
                     return Some((seg, TxKind::Retransmit));
@@ -251,8 +251,7 @@ impl SenderConnection {
     pub fn handle_timeout(&mut self, now: Time) {
         for p in 0..self.subflows.len() {
             let sf = &mut self.subflows[p];
-            if sf.retransmission_timer().is_some_and(|t| t <= now) {
-                sf.on_timeout(now);
+            if sf.retransmission_timer().is_some_and(|t| t <= now) && sf.on_timeout(now) {
                 self.notify(now, SchedEvent::Rto { path: p as PathId });
             }
         }

@@ -113,6 +113,12 @@ pub struct SubflowSender {
     /// Highest sequence outstanding when the RTO fired; the Loss state lasts until it is acked.
     rto_recovery_point: Option<u64>,
     rto_deadline: Option<Time>,
+    /// Tail loss probe (RFC 8985 §7): when it fires, the highest segment is sent again so that
+    /// a loss at the tail of a flight is repaired by RACK instead of waiting for the RTO.
+    tlp_deadline: Option<Time>,
+    tlp_pending: bool,
+    /// A probe is out and no new data has been delivered since (one probe per episode).
+    tlp_out: bool,
     // Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation).
     delivered: u64,
     delivered_time: Time,
@@ -123,6 +129,7 @@ pub struct SubflowSender {
     retransmitted_segments: u64,
     retransmitted_bytes: u64,
     rto_count: u64,
+    tlp_probes: u64,
     penalized_at: Option<Time>,
     /// Reused buffer for newly SACKed ranges (no allocation per ACK).
     scratch: Vec<(u64, u64)>,
@@ -149,6 +156,9 @@ impl SubflowSender {
             recovery_point: None,
             rto_recovery_point: None,
             rto_deadline: None,
+            tlp_deadline: None,
+            tlp_pending: false,
+            tlp_out: false,
             delivered: 0,
             delivered_time: Time::ZERO,
             delivery_rate_bps: 0.0,
@@ -157,6 +167,7 @@ impl SubflowSender {
             retransmitted_segments: 0,
             retransmitted_bytes: 0,
             rto_count: 0,
+            tlp_probes: 0,
             penalized_at: None,
             scratch: Vec::new(),
         }
@@ -236,9 +247,17 @@ impl SubflowSender {
     pub fn rto_count(&self) -> u64 {
         self.rto_count
     }
+    /// Tail loss probes sent.
+    pub fn tlp_probes(&self) -> u64 {
+        self.tlp_probes
+    }
     /// Segments waiting for a retransmission on this subflow.
     pub fn has_retransmission(&self) -> bool {
-        !self.retx_queue.is_empty()
+        !self.retx_queue.is_empty() || self.tlp_pending
+    }
+    /// A tail loss probe is due; it may be sent whatever the congestion window (RFC 8985 §7.3).
+    pub fn probe_pending(&self) -> bool {
+        self.tlp_pending
     }
     pub fn cc_name(&self) -> &'static str {
         self.cc.name()
@@ -248,8 +267,12 @@ impl SubflowSender {
     pub fn outstanding_meta_segs(&self) -> impl Iterator<Item = u64> + '_ {
         self.board.iter().filter(|s| !s.sacked).map(|s| s.meta_seg)
     }
+    /// The earlier of the retransmission timer and the tail-loss-probe timer.
     pub fn retransmission_timer(&self) -> Option<Time> {
-        self.rto_deadline
+        match (self.rto_deadline, self.tlp_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     // ---- transmissions -------------------------------------------------------------------
@@ -275,6 +298,7 @@ impl SubflowSender {
         self.bytes_sent += len as u64;
         self.board.push_back(seg);
         self.arm_rto_if_idle(now);
+        self.arm_tlp(now);
         DataSegment {
             path: self.path,
             seq: seg.seq,
@@ -288,6 +312,12 @@ impl SubflowSender {
     /// Retransmit the oldest segment marked lost, if any (RFC 6675 §5 NextSeg rule 1).
     /// The caller checks the congestion window first.
     pub fn send_retransmission(&mut self, now: Time) -> Option<DataSegment> {
+        if self.tlp_pending {
+            self.tlp_pending = false;
+            if let Some(seg) = self.send_probe(now) {
+                return Some(seg);
+            }
+        }
         while let Some(no) = self.retx_queue.pop_front() {
             let Some(i) = no.checked_sub(self.front_no) else {
                 continue; // cumulatively acknowledged meanwhile
@@ -324,6 +354,57 @@ impl SubflowSender {
             return Some(seg);
         }
         None
+    }
+
+    /// RFC 8985 §7.3: the probe is the highest-sequence segment outstanding (we never probe
+    /// with new data: which data is new is the scheduler's business). It stays in the pipe as
+    /// it was; its new send time lets RACK judge everything sent before it once it arrives.
+    fn send_probe(&mut self, now: Time) -> Option<DataSegment> {
+        let delivered = self.delivered;
+        let dtime = self.delivery_clock(now);
+        let s = self.board.iter_mut().rev().find(|s| !s.sacked)?;
+        s.sent_time = now;
+        s.retransmitted = true;
+        s.delivered_at_send = delivered;
+        s.delivered_time_at_send = dtime;
+        let seg = DataSegment {
+            path: self.path,
+            seq: s.seq,
+            len: s.len,
+            dsn: s.dsn,
+            ts_val: now.0,
+            retransmit: true,
+        };
+        self.bytes_sent += s.len as u64;
+        self.retransmitted_bytes += s.len as u64;
+        self.retransmitted_segments += 1;
+        self.tlp_probes += 1;
+        Some(seg)
+    }
+
+    /// RFC 8985 §7.2: PTO = 2·SRTT (1 s before any sample), plus the worst-case delayed-ACK
+    /// time when a single segment is in flight, never later than the RTO. Only in the Open
+    /// state (no recovery, no RTO episode) and once per episode.
+    fn arm_tlp(&mut self, now: Time) {
+        self.tlp_deadline = None;
+        if self.tlp_out
+            || self.board.is_empty()
+            || self.recovery_point.is_some()
+            || self.rto_recovery_point.is_some()
+        {
+            return;
+        }
+        let mut pto = self
+            .rtt
+            .srtt()
+            .map_or(Duration::from_secs(1), |s| Duration(2 * s.0));
+        if self.in_flight <= self.mss as u64 {
+            pto = pto + Duration::from_millis(200);
+        }
+        let at = now + pto.max(Duration::from_millis(10));
+        if self.rto_deadline.is_none_or(|r| at < r) {
+            self.tlp_deadline = Some(at);
+        }
     }
 
     fn delivery_clock(&self, now: Time) -> Time {
@@ -502,6 +583,12 @@ impl SubflowSender {
         } else if cum_advanced {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
+        if out.newly_acked_bytes > 0 {
+            self.tlp_out = false;
+            self.arm_tlp(now);
+        } else if self.recovery_point.is_some() {
+            self.tlp_deadline = None;
+        }
         out
     }
 
@@ -556,6 +643,7 @@ impl SubflowSender {
     fn detect_losses(&mut self) -> bool {
         let threshold = (DUP_THRESH - 1) * self.mss as u64;
         let total_sacked = self.sacked.covered();
+        let reo = Duration(self.rtt.min_rtt().map_or(0, |m| m.0 / 4));
         let mut any = false;
         while let Some(i) = self.loss_ptr.checked_sub(self.front_no) {
             let Some(seg) = self.board.get(i as usize).copied() else {
@@ -563,7 +651,12 @@ impl SubflowSender {
             };
             let own = if seg.sacked { seg.len as u64 } else { 0 };
             let above = total_sacked - self.sacked_below_ptr - own;
-            if above <= threshold {
+            // RACK (RFC 8985 §6.2): a segment sent more than reo_wnd before one that has been
+            // delivered is lost too. On one subflow packets are not reordered, so this finds
+            // what DupThresh cannot: losses at the tail of a flight (after a probe) and in
+            // flights of fewer than DupThresh + 1 segments.
+            let rack_lost = seg.sent_time + reo < self.rack_xmit;
+            if above <= threshold && !rack_lost {
                 break;
             }
             if !seg.sacked && !seg.lost {
@@ -616,13 +709,18 @@ impl SubflowSender {
 
     /// RFC 6298 §5.4-5.7: on expiry, back off and mark everything not SACKed as lost so it is
     /// retransmitted from the left edge; the controller collapses to the loss window.
-    pub fn on_timeout(&mut self, now: Time) {
-        let Some(deadline) = self.rto_deadline else {
-            return;
-        };
-        if now < deadline {
-            return;
+    /// Returns true when the retransmission timer fired (a tail loss probe returns false).
+    pub fn on_timeout(&mut self, now: Time) -> bool {
+        if self.rto_deadline.is_none_or(|d| now < d) {
+            if self.tlp_deadline.is_some_and(|d| d <= now) {
+                self.tlp_deadline = None;
+                self.tlp_pending = true;
+                self.tlp_out = true;
+            }
+            return false;
         }
+        self.tlp_deadline = None;
+        self.tlp_pending = false;
         self.rto_count += 1;
         let first_expiry = self.rto_recovery_point.is_none();
         if first_expiry {
@@ -648,6 +746,7 @@ impl SubflowSender {
         self.loss_ptr = self.front_no + self.board.len() as u64;
         self.sacked_below_ptr = self.sacked.covered();
         self.rto_deadline = Some(now + self.rtt.rto());
+        true
     }
 
     /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): at most once
