@@ -50,7 +50,8 @@ JsonOption = Annotated[
 
 def _console() -> Console:
     # highlight=False: rich's automatic colouring of numbers makes dense tables harder to read.
-    return Console(highlight=False)
+    # Piped output (make demo's log, CI) would be cut to 80 columns and wrap every cell.
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 132)
 
 
 def _print_json(value: Any) -> None:
@@ -332,6 +333,14 @@ def _show_compare(
             row.append(f"{download / oracle:.2f}x" if download is not None else "-")
         table.add_row(*row)
     console.print(table)
+    links = [link for p in scenario["paths"] for link in (p["forward"], p["reverse"])]
+    if not any(link.get("loss") or link.get("trace") for link in links):
+        # The simulator is deterministic: without random loss or a trace, every seed gives the
+        # same run, and p50 = p90 says nothing about variability.
+        console.print(
+            "note: no random loss and no trace in this scenario, so every seed gives the same "
+            "run; add loss or a trace (--set path.NAME.loss=0.001) to see a distribution."
+        )
 
 
 @app.command("schedulers")

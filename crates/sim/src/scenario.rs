@@ -27,6 +27,33 @@ pub struct PathSpec {
     pub reverse: LinkSpec,
 }
 
+impl PathSpec {
+    /// A path as `mpsched` builds one from `rate`, `rtt`, `queue` and `loss`: the forward link
+    /// is the bottleneck (drop-tail buffer of `queue_s` of line rate, Bernoulli `loss`), the
+    /// ACK direction has delay only, and each direction gets half the RTT.
+    pub fn bottleneck(name: &str, rate_bps: f64, rtt_s: f64, queue_s: f64, loss: f64) -> Self {
+        PathSpec {
+            name: name.into(),
+            forward: LinkSpec {
+                rate_bps: Some(rate_bps),
+                trace: None,
+                delay_s: rtt_s / 2.0,
+                queue: QueueSpec::Time(queue_s),
+                loss,
+                outages: vec![],
+            },
+            reverse: LinkSpec {
+                rate_bps: None,
+                trace: None,
+                delay_s: rtt_s / 2.0,
+                queue: QueueSpec::Unlimited,
+                loss: 0.0,
+                outages: vec![],
+            },
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LinkSpec {

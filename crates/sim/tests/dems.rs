@@ -13,9 +13,7 @@ use net::*;
 
 /// Scenarios built from `mpsched_sim::scenario` structs, and what the tests read from a run.
 mod net {
-    use mpsched_sim::scenario::{
-        LinkSpec, PathSpec, QueueSpec, Scenario, SimOptions, Transport, Workload,
-    };
+    use mpsched_sim::scenario::{PathSpec, Scenario, SimOptions, Transport, Workload};
     use serde_json::Value;
 
     pub const KIB: u64 = 1 << 10;
@@ -25,25 +23,7 @@ mod net {
     /// A path as `mpsched` builds one: the forward link is the bottleneck (`rate_bps`, drop-tail
     /// buffer of `queue_s` of line rate, Bernoulli `loss`); the ACK direction has delay only.
     pub fn path(name: &str, rate_bps: f64, rtt_s: f64, queue_s: f64, loss: f64) -> PathSpec {
-        PathSpec {
-            name: name.into(),
-            forward: LinkSpec {
-                rate_bps: Some(rate_bps),
-                trace: None,
-                delay_s: rtt_s / 2.0,
-                queue: QueueSpec::Time(queue_s),
-                loss,
-                outages: vec![],
-            },
-            reverse: LinkSpec {
-                rate_bps: None,
-                trace: None,
-                delay_s: rtt_s / 2.0,
-                queue: QueueSpec::Unlimited,
-                loss: 0.0,
-                outages: vec![],
-            },
-        }
+        PathSpec::bottleneck(name, rate_bps, rtt_s, queue_s, loss)
     }
 
     /// A path whose forward bottleneck replays the mahimahi trace file `trace`.

@@ -2,9 +2,7 @@
 //! sender and a receiver through the simulator and checks one statement of a paper or model,
 //! named in the test's doc comment and in its failure message.
 
-use mpsched_sim::scenario::{
-    LinkSpec, PathSpec, QueueSpec, Scenario, SimOptions, Transport, Workload,
-};
+use mpsched_sim::scenario::{PathSpec, Scenario, SimOptions, Transport, Workload};
 use serde_json::Value;
 
 const MIB: u64 = 1 << 20;
@@ -13,25 +11,7 @@ const SEED: u64 = 1;
 /// A path as `mpsched` builds one from `rate`, `rtt`, `queue` and `loss`: the forward link is the
 /// bottleneck with a drop-tail buffer of `queue_s` of line rate; the ACK direction has delay only.
 fn path(name: &str, rate_bps: f64, rtt_s: f64, queue_s: f64, loss: f64) -> PathSpec {
-    PathSpec {
-        name: name.into(),
-        forward: LinkSpec {
-            rate_bps: Some(rate_bps),
-            trace: None,
-            delay_s: rtt_s / 2.0,
-            queue: QueueSpec::Time(queue_s),
-            loss,
-            outages: vec![],
-        },
-        reverse: LinkSpec {
-            rate_bps: None,
-            trace: None,
-            delay_s: rtt_s / 2.0,
-            queue: QueueSpec::Unlimited,
-            loss: 0.0,
-            outages: vec![],
-        },
-    }
+    PathSpec::bottleneck(name, rate_bps, rtt_s, queue_s, loss)
 }
 
 fn scenario(paths: Vec<PathSpec>, workload: Workload) -> Scenario {

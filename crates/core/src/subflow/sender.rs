@@ -314,59 +314,45 @@ impl SubflowSender {
     pub fn send_retransmission(&mut self, now: Time) -> Option<DataSegment> {
         if self.tlp_pending {
             self.tlp_pending = false;
-            if let Some(seg) = self.send_probe(now) {
-                return Some(seg);
+            // RFC 8985 §7.3: the probe is the highest-sequence segment outstanding (we never
+            // probe with new data: which data is new is the scheduler's business). It stays in
+            // the pipe as it was; its new send time lets RACK judge everything sent before it.
+            if let Some(i) = self.board.iter().rposition(|s| !s.sacked) {
+                self.tlp_probes += 1;
+                return Some(self.resend(now, i));
             }
         }
         while let Some(no) = self.retx_queue.pop_front() {
             let Some(i) = no.checked_sub(self.front_no) else {
                 continue; // cumulatively acknowledged meanwhile
             };
-            let delivered = self.delivered;
-            let dtime = self.delivery_clock(now);
-            let bif = self.in_flight;
-            let Some(s) = self.board.get_mut(i as usize) else {
+            let Some(s) = self.board.get(i as usize) else {
                 continue;
             };
             if s.sacked || !s.lost || s.retx_in_flight {
                 continue;
             }
-            s.retx_in_flight = true;
-            s.retransmitted = true;
-            s.sent_time = now;
-            s.delivered_at_send = delivered;
-            s.delivered_time_at_send = dtime;
-            s.bif_at_send = bif;
-            let seg = DataSegment {
-                path: self.path,
-                seq: s.seq,
-                len: s.len,
-                dsn: s.dsn,
-                ts_val: now.0,
-                retransmit: true,
-            };
-            self.in_flight += s.len as u64;
-            self.bytes_sent += s.len as u64;
+            let seg = self.resend(now, i as usize);
+            // A lost segment left the pipe when it was marked; its retransmission enters it.
+            self.in_flight += seg.len as u64;
+            self.board[i as usize].retx_in_flight = true;
             self.retx_sent.push_back((now, no));
-            self.retransmitted_bytes += s.len as u64;
-            self.retransmitted_segments += 1;
             self.arm_rto_if_idle(now);
             return Some(seg);
         }
         None
     }
 
-    /// RFC 8985 §7.3: the probe is the highest-sequence segment outstanding (we never probe
-    /// with new data: which data is new is the scheduler's business). It stays in the pipe as
-    /// it was; its new send time lets RACK judge everything sent before it once it arrives.
-    fn send_probe(&mut self, now: Time) -> Option<DataSegment> {
-        let delivered = self.delivered;
-        let dtime = self.delivery_clock(now);
-        let s = self.board.iter_mut().rev().find(|s| !s.sacked)?;
-        s.sent_time = now;
+    /// Put board entry `i` on the wire again, restamped for RTT, RACK and rate sampling.
+    fn resend(&mut self, now: Time, i: usize) -> DataSegment {
+        let (delivered, dtime, bif) = (self.delivered, self.delivery_clock(now), self.in_flight);
+        let s = &mut self.board[i];
         s.retransmitted = true;
+        s.sent_time = now;
         s.delivered_at_send = delivered;
         s.delivered_time_at_send = dtime;
+        s.bif_at_send = bif;
+        let len = s.len as u64;
         let seg = DataSegment {
             path: self.path,
             seq: s.seq,
@@ -375,11 +361,10 @@ impl SubflowSender {
             ts_val: now.0,
             retransmit: true,
         };
-        self.bytes_sent += s.len as u64;
-        self.retransmitted_bytes += s.len as u64;
+        self.bytes_sent += len;
+        self.retransmitted_bytes += len;
         self.retransmitted_segments += 1;
-        self.tlp_probes += 1;
-        Some(seg)
+        seg
     }
 
     /// RFC 8985 §7.2: PTO = 2·SRTT (1 s before any sample), plus the worst-case delayed-ACK
