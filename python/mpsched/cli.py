@@ -286,7 +286,7 @@ def compare_command(
         _print_json(report)
         return
     label = scenario if scenario is not None else DEFAULT_SOURCE
-    _show_compare(_console(), report["summary"], resolved, label, reps, seed)
+    _show_compare(_console(), report["summary"], resolved, label, reps, seed, note_determinism=True)
 
 
 def _show_compare(
@@ -297,6 +297,7 @@ def _show_compare(
     reps: Optional[int],
     seed: Optional[int],
     title: Optional[str] = None,
+    note_determinism: bool = False,
 ) -> None:
     names = [p["name"] for p in scenario["paths"]]
 
@@ -334,7 +335,7 @@ def _show_compare(
         table.add_row(*row)
     console.print(table)
     links = [link for p in scenario["paths"] for link in (p["forward"], p["reverse"])]
-    if not any(link.get("loss") or link.get("trace") for link in links):
+    if note_determinism and not any(link.get("loss") or link.get("trace") for link in links):
         # The simulator is deterministic: without random loss or a trace, every seed gives the
         # same run, and p50 = p90 says nothing about variability.
         console.print(
