@@ -9,6 +9,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -257,3 +258,13 @@ def test_sweep_prints_a_summary_and_stores_beside_the_sweep_file(write):
     for column in ("minrtt", "rr", "wifi p50", "lte p50"):
         assert column in proc.stdout
     assert path.with_suffix(".db").exists()
+
+
+EXAMPLE_SWEEPS = Path(__file__).resolve().parents[2] / "examples" / "sweeps"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in EXAMPLE_SWEEPS.glob("*.toml")))
+def test_example_sweeps_plan(name):
+    # The README tells users to run these: every one must validate and expand to runs.
+    plan = sweeps.load_sweep(EXAMPLE_SWEEPS / name)
+    assert plan.jobs
