@@ -326,16 +326,7 @@ def metric_bars(
                 heights.append(getattr(np, stat)(v) if len(v) else np.nan)
             pos = np.arange(len(groups)) + (si - (len(order) - 1) / 2) * width
             ax.bar(pos, heights, width * 0.9, label=name, color=scheduler_colour(name, order))
-        ax.set_xticks(range(len(groups)))
-        if group is not None:
-            ax.set_xticklabels([format_axis_value(group, g) for g in groups], rotation=30)
-            ax.set_xlabel(group)
-        else:
-            ax.set_xticklabels([""])
-        ax.set_ylabel(f"{stat} {_metric_label(metric)}")
-        ax.grid(axis="y", alpha=0.3)
-        if facet is not None:
-            ax.set_title(f"{facet} = {format_axis_value(facet, fval)}", fontsize="medium")
+        _grouped_bar_axes(ax, groups, group, facet, fval, f"{stat} {_metric_label(metric)}")
     axes[0][0].legend(fontsize="small")
     fig.suptitle(title or f"{stat} {_metric_label(metric)}")
     return fig
@@ -369,16 +360,7 @@ def reduction_bars(
             pos = np.arange(len(groups)) + (si - (len(order) - 1) / 2) * width
             ax.bar(pos, heights, width * 0.9, label=name, color=scheduler_colour(name, order))
         ax.axhline(0, color="0.3", linewidth=0.8)
-        ax.set_xticks(range(len(groups)))
-        if group is not None:
-            ax.set_xticklabels([format_axis_value(group, g) for g in groups], rotation=30)
-            ax.set_xlabel(group)
-        else:
-            ax.set_xticklabels([""])
-        ax.set_ylabel(f"median reduction vs {baseline} (%)")
-        ax.grid(axis="y", alpha=0.3)
-        if facet is not None:
-            ax.set_title(f"{facet} = {format_axis_value(facet, fval)}", fontsize="medium")
+        _grouped_bar_axes(ax, groups, group, facet, fval, f"median reduction vs {baseline} (%)")
     if order:
         axes[0][0].legend(fontsize="small")
     fig.suptitle(title or f"{metric}: reduction against {baseline}")
@@ -597,3 +579,19 @@ def to_png_base64(fig: Figure, close: bool = True, dpi: int = 110) -> str:
 
 def close_all() -> None:
     plt.close("all")
+
+
+def _grouped_bar_axes(
+    ax: Any, groups: Sequence[Any], group: Any, facet: Any, fval: Any, ylabel: str
+) -> None:
+    """Ticks, labels, grid and facet title shared by the grouped bar charts."""
+    ax.set_xticks(range(len(groups)))
+    if group is not None:
+        ax.set_xticklabels([format_axis_value(group, g) for g in groups], rotation=30)
+        ax.set_xlabel(group)
+    else:
+        ax.set_xticklabels([""])
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    if facet is not None:
+        ax.set_title(f"{facet} = {format_axis_value(facet, fval)}", fontsize="medium")
