@@ -184,6 +184,15 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
     } else {
         s.n_paths()?
     };
+    // The subflows' completion gap of the best split: the spread of the finish times of the
+    // paths that carry a share (each is an independent transfer, so its last byte arrives when
+    // its transfer completes).
+    let finish: Vec<f64> = (0..split.len())
+        .filter(|&p| split[p] > 0)
+        .map(|p| s.time(p, split[p]))
+        .collect::<Result<_, _>>()?;
+    let gap = finish.iter().fold(0.0f64, |a, &b| a.max(b))
+        - finish.iter().fold(f64::INFINITY, |a, &b| a.min(b));
     let mut bytes = Map::new();
     let mut frac = Map::new();
     for (p, b) in sc.paths.iter().zip(&split) {
@@ -197,7 +206,8 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
         "scenario": sc,
         "download_time_s": t * count as f64,
         "chunk_times_s": vec![t; count as usize],
-        "completion_gap_s": 0.0,
+        "completion_gap_s": gap,
+        "completion_gaps_s": vec![gap; count as usize],
         "reinjected_bytes": 0,
         "bytes_by_path": bytes,
         "oracle_split": frac,

@@ -320,68 +320,86 @@ fn eq10_breaks_down_with_large_delta_owd() {
 /// Seeds differ by a 0.05% random loss on both forward links (without it every seed is the
 /// same run). More loss moves DEMS-F's median: with 0.1% it is 27 ms, because a loss late in
 /// LTE's region costs an LTE round trip to repair and lies outside the Eq. 11 reinjection range
-/// (the bytes LTE sent within ΔOWD + δ) by design. The demand is checked on a chunk downloaded over an established connection (the
-/// second of two 1 MiB chunks, 0.5 s apart), as in the paper's repeated downloads over its
-/// proxy. The first chunk, on a fresh connection, is printed and checked by
-/// `simultaneous_completion_fresh_connection`, which fails for a reason outside the scheduler.
+/// (the bytes LTE sent within ΔOWD + δ) by design. The demand is checked on a chunk downloaded
+/// over an established connection (the second of two 1 MiB chunks, 0.5 s apart), as in the
+/// paper's measurements: ten repeated downloads over its proxy's long-lived subflows (§6, §7.2).
+/// The first chunk, on a fresh connection, is `simultaneous_completion_fresh_connection`.
 #[test]
 fn simultaneous_completion_wifi_lte_270ms() {
-    let (dems, minrtt) = completion_gaps(1);
+    let (dems, minrtt, _) = completion(1);
     println!(
         "Fig. 12, established connection: median completion gap dems-f {:.1} ms, minrtt {:.1} ms",
-        dems * 1e3,
-        minrtt * 1e3
+        dems.gap_s * 1e3,
+        minrtt.gap_s * 1e3
     );
     assert!(
-        dems <= 0.020,
-        "dems-f median completion gap {dems:.3} s > 20 ms"
+        dems.gap_s <= 0.020,
+        "dems-f median completion gap {:.3} s > 20 ms",
+        dems.gap_s
     );
     assert!(
-        minrtt >= 0.100,
-        "minrtt median completion gap {minrtt:.3} s < 100 ms"
+        minrtt.gap_s >= 0.100,
+        "minrtt median completion gap {:.3} s < 100 ms",
+        minrtt.gap_s
     );
 }
 
-/// The same demand on a fresh connection (the first chunk). It fails in our simulator: during
-/// the whole 1 MiB transfer the LTE subflow is in slow start (10, 20, 40, 80 segments per
-/// 270 ms round), so it is window-limited, Eq. 9 never binds, and MinRTT cannot overload it at
-/// the end either (its gap is a phase coincidence of LTE's last burst: 13 ms). DEMS-F's gap
-/// (33 ms) is WiFi's own loss recovery at the chunk end (CUBIC slow-start overshoot into the
-/// 50 ms buffer), which no sender-side split predicts. Run with `--ignored`.
+/// The same scenario on a fresh connection (the first chunk): DEMS-F's subflows still complete
+/// within 20 ms of each other (median over 10 seeds), and its download is as fast as the
+/// offline-optimal split's (seed 000 §3.2) within 1%.
+///
+/// MinRTT's gap is small here too (12 ms), and not for a reason of scheduling: for the whole
+/// 1 MiB the LTE subflow is in slow start (10, 20, 40, 80 segments per 270 ms round), so it is
+/// window-limited and no scheduler can queue more on it than its window. The gap the paper
+/// measures for MinRTT (Fig. 2: 100-450 ms) needs an LTE window that outgrows what LTE can
+/// deliver before WiFi finishes, i.e. an established subflow (the test above).
 #[test]
-#[ignore = "fails on a fresh connection: LTE is window-limited in slow start for the whole chunk (see doc)"]
 fn simultaneous_completion_fresh_connection() {
-    let (dems, minrtt) = completion_gaps(0);
+    let (dems, minrtt, oracle) = completion(0);
     println!(
-        "Fig. 12, fresh connection: median completion gap dems-f {:.1} ms, minrtt {:.1} ms",
-        dems * 1e3,
-        minrtt * 1e3
+        "Fig. 12, fresh connection: median completion gap dems-f {:.1} ms, minrtt {:.1} ms, \
+         oracle split {:.1} ms; median download dems-f {:.1} ms, oracle {:.1} ms",
+        dems.gap_s * 1e3,
+        minrtt.gap_s * 1e3,
+        oracle.gap_s * 1e3,
+        dems.download_s * 1e3,
+        oracle.download_s * 1e3
     );
     assert!(
-        dems <= 0.020,
-        "dems-f median completion gap {dems:.3} s > 20 ms"
+        dems.gap_s <= 0.020,
+        "dems-f median completion gap {:.3} s > 20 ms",
+        dems.gap_s
     );
     assert!(
-        minrtt >= 0.100,
-        "minrtt median completion gap {minrtt:.3} s < 100 ms"
+        dems.download_s <= 1.01 * oracle.download_s,
+        "dems-f median download {:.4} s > 1.01 x oracle's {:.4} s",
+        dems.download_s,
+        oracle.download_s
     );
 }
 
-/// Median completion gap of chunk `k` over 10 seeds, (dems-f, minrtt).
-fn completion_gaps(k: usize) -> (f64, f64) {
+/// Medians over 10 seeds of chunk `k`'s completion gap and download time, for dems-f, minrtt
+/// and the oracle (the oracle's gap is the spread of its paths' finish times).
+fn completion(k: usize) -> (Outcome, Outcome, Outcome) {
     let sc = scenario(wifi_lte(0.270, 0.0005), two_chunks(MIB, 0.5), "cubic");
-    let gaps = |sched: &str| {
-        let v: Vec<f64> = (1..=10u64)
+    let medians = |sched: &str| {
+        let v: Vec<Outcome> = (1..=10u64)
             .into_par_iter()
-            .map(|seed| outcome(&sc, sched, seed, k).gap_s)
+            .map(|seed| outcome(&sc, sched, seed, k))
             .collect();
         println!(
             "  {sched} chunk {k} gaps (ms): {:?}",
-            v.iter().map(|g| (g * 1e3).round()).collect::<Vec<_>>()
+            v.iter()
+                .map(|o| (o.gap_s * 1e3).round())
+                .collect::<Vec<_>>()
         );
-        median(v)
+        Outcome {
+            download_s: median(v.iter().map(|o| o.download_s)),
+            gap_s: median(v.iter().map(|o| o.gap_s)),
+            reinjected: median(v.iter().map(|o| o.reinjected)),
+        }
     };
-    (gaps("dems-f"), gaps("minrtt"))
+    (medians("dems-f"), medians("minrtt"), medians("oracle"))
 }
 
 /// Seed 000 Fig. 10: median DEMS-F download time ≤ MinRTT's (2% tolerance) for RTT pairs
@@ -479,14 +497,12 @@ fn fig14_adaptive_reinjection_economy_reference_profile() {
     reinjection_economy("fig14-ref", 7.04e6, 9.185e6);
 }
 
-/// The lower-bandwidth profile. It fails in our simulator: DEMS-F saves 1.6-1.8x, not 2x. With
-/// base ΔOWD only 10 ms and deep LTE queues under a rate varying by 92%, the measured ΔOWD is
-/// mostly queueing and its spread δ is often as large as ΔOWD itself; Algorithm 1 then lets the
-/// large-OWD subflow reinject too (line 16-17 with ΔOWD ≤ δ, about a third of DEMS-F's
-/// reinjections) and widens the small subflow's Eq. 11 window to ΔOWD + δ. That is the
-/// algorithm with δ = StdDev(ΔOWD) as §5 sets it; run with `--ignored`.
+/// The lower-bandwidth profile: base ΔOWD is only 10 ms and the deep LTE queue under a rate
+/// varying by 92% makes the measured ΔOWD mostly queueing, so δ = StdDev(ΔOWD) is often as
+/// large as ΔOWD itself and Algorithm 1 lets the large-OWD subflow reinject too (line 17 with
+/// ΔOWD ≤ δ). Eq. 12 bounds what it may copy to the bytes the small subflow sent within the
+/// last δ − ΔOWD; without that bound (Algorithm 1's gate alone) DEMS-F saved only 1.6x here.
 #[test]
-#[ignore = "fails: DEMS-F saves 1.6-1.8x, not 2x, on this profile (see doc)"]
 fn fig14_adaptive_reinjection_economy_lower_profile() {
     reinjection_economy("fig14-low", 3.52e6, 4.5925e6);
 }

@@ -40,7 +40,8 @@
 //! * Lines 15-18 (Eq. 9): the large-OWD subflow sends (new data, or a reinjection) only while
 //!   D ≥ (ΔOWD − δ) · BW_small, D = untransmitted bytes of the chunk; `dems-b`/`dems-s` use
 //!   δ = 0 (plain Eq. 9), so they stop the large subflow exactly when D < ΔOWD · BW_small.
-//!   Once D = 0 this lets the large subflow reinject only when ΔOWD ≤ δ (Eq. 12).
+//!   Once D = 0 this lets the large subflow reinject only when ΔOWD ≤ δ, and then, by Eq. 12,
+//!   only a byte the small subflow sent at most δ − ΔOWD ago ([`reinjection_pays_off`]).
 //! * Lines 10-13 (Eq. 11): the small-OWD subflow reinjects a byte the large one carried iff it
 //!   was sent there at most ΔOWD + δ ago; otherwise it sends nothing for this chunk.
 //! * `dems-s` (§4.3): after the meeting point both subflows reinject in their own direction,
@@ -405,13 +406,25 @@ impl SendLog {
     }
 }
 
-/// Eq. 11 (Algorithm 1 lines 11-12): reinjecting segment `seg` on `i`, when subflow `q` (larger
-/// OWD) sent it at `t_q`, pays off while now − t_q ≤ ΔOWD + δ. The fresh copy would travel with
-/// `i`'s OWD for its bytes in flight now; the copy on `q` travels with `q`'s OWD for the bytes in
-/// flight it was sent with (its §5 bin), which is the ΔOWD that matters for this byte. Once the
-/// large subflow is withheld its bytes in flight drain, so its *current* bin would understate
-/// the delay of the copies it already sent.
-pub(crate) fn eq11_allows(
+/// Eq. 11 and Eq. 12 (Algorithm 1 lines 11-12 and 16): a copy of segment `seg` on subflow `i`
+/// pays off while it may still arrive before the copy subflow `q` sent at `t_q`, given that the
+/// real ΔOWD lies within δ of the estimate: now − t_q ≤ OWD_q − OWD_i + δ.
+///
+/// * `i` the small-OWD subflow, `q` the large one: now − t_q ≤ ΔOWD + δ, Eq. 11 (printed as the
+///   condition to *stop*, t_s1 − t_s2 > ΔOWD + δ with t_s1 = now).
+/// * `i` the large-OWD subflow, `q` the small one: now − t_q ≤ δ − ΔOWD, Eq. 12 (stop once
+///   t_s1 − t_s2 < ΔOWD − δ, with t_s2 = now). It never holds when ΔOWD > δ, which is line 17
+///   with nothing untransmitted, and when ΔOWD ≤ δ it admits only the bytes the small subflow
+///   sent within the last δ − ΔOWD: the large subflow's half of Eq. 13's 2δ · BW1BW2/(BW1+BW2).
+///   Algorithm 1 prints only the gate (line 17); §4.4 says line 16 reinjects "according to
+///   Equation (12)", and without the per-byte bound the large subflow would copy every
+///   unacknowledged byte of the small one's region whenever ΔOWD ≤ δ, as DEMS-S does.
+///
+/// The fresh copy would travel with `i`'s OWD for its bytes in flight now; the copy on `q`
+/// travels with `q`'s OWD for the bytes in flight it was sent with (its §5 bin), which is the
+/// ΔOWD that matters for this byte. Once the large subflow is withheld its bytes in flight
+/// drain, so its *current* bin would understate the delay of the copies it already sent.
+pub(crate) fn reinjection_pays_off(
     ctx: &SchedCtx<'_>,
     view: &NetView,
     log: &SendLog,
@@ -541,18 +554,19 @@ impl Dems {
         let ok = match self.params.reinjection {
             Reinjection::None => false,
             Reinjection::Simple => true,
-            Reinjection::Adaptive if i == view.smallest() => {
-                // Lines 10-13: the copy on the large subflow (the only other one).
-                match (0..view.n as PathId).find(|&q| q != i && rec.sent_on(q)) {
-                    Some(q) => {
-                        let t_q = rec.tx_time[q as usize]?;
-                        eq11_allows(ctx, view, &self.log, i, q, seg, t_q)
+            // Lines 10-13 (Eq. 11) for the small-OWD subflow; lines 15-18 with nothing left
+            // untransmitted and Eq. 12 for the large one. The copy to beat is on the other
+            // subflow (the only one).
+            Reinjection::Adaptive => {
+                (i == view.smallest() || self.may_send_new(view, i, 0))
+                    && match (0..view.n as PathId).find(|&q| q != i && rec.sent_on(q)) {
+                        Some(q) => {
+                            let t_q = rec.tx_time[q as usize]?;
+                            reinjection_pays_off(ctx, view, &self.log, i, q, seg, t_q)
+                        }
+                        None => false,
                     }
-                    None => false,
-                }
             }
-            // Lines 15-18 with nothing left untransmitted (Eq. 12).
-            Reinjection::Adaptive => self.may_send_new(view, i, 0),
         };
         (ok && ctx.may_send(seg)).then_some(seg)
     }
@@ -892,6 +906,18 @@ mod tests {
         // δ = 150 ms ≥ ΔOWD: line 17 holds with nothing untransmitted (Eq. 12).
         let mut n = met("dems-f:delta=150ms");
         n.ack(1, 1);
+        assert_eq!(n.drain(), on(1, [1, 0]));
+    }
+
+    #[test]
+    fn dems_f_met_large_subflow_reinjects_only_bytes_younger_than_delta_minus_delta_owd() {
+        // Eq. 12: δ − ΔOWD = 150 − 100 = 50 ms. Path 0 sent segments 0 and 1 at 0 ms; 60 ms
+        // later a copy on path 1 would arrive after them even if ΔOWD were δ smaller.
+        let mut n = met("dems-f:delta=150ms");
+        n.at_ms(60).ack(1, 1);
+        assert_eq!(n.drain(), []);
+        let mut n = met("dems-f:delta=150ms");
+        n.at_ms(40).ack(1, 1);
         assert_eq!(n.drain(), on(1, [1, 0]));
     }
 

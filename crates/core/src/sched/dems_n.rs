@@ -40,11 +40,11 @@
 //! send a copy of a byte that is neither acknowledged nor already sent by it. Which bytes
 //! qualify is Algorithm 1's rule generalized:
 //! * `dems-s`: every such byte (§4.3, until all are acknowledged or reinjected);
-//! * `dems-f`: a byte whose carriers all have a larger OWD than j, by Eq. 11 against each
-//!   carrier q (now − t_q ≤ ΔOWD_jq + δ_jq, with the OWD of the bin q sent it in: the fresh copy
-//!   may still beat it); a byte some faster subflow carries, only while D = 0 ≥ thres_j
-//!   (Eq. 12 / line 16-17: all faster subflows are within δ of j). For two subflows these are
-//!   lines 10-13 and 15-18.
+//! * `dems-f`: a byte whose fresh copy on j may still beat every copy already sent, by Eq. 11
+//!   and 12 against each carrier q (now − t_q ≤ OWD_q − OWD_j + δ_jq, with the OWD of the bin q
+//!   sent it in); if some faster subflow carries it, only while D = 0 ≥ thres_j as well (line
+//!   16-17: all faster subflows are within δ of j). For two subflows these are lines 10-13 and
+//!   15-18 with Eq. 12's per-byte bound.
 //!
 //! Among the qualifying bytes j takes the one whose earliest copy is expected last at the
 //! receiver (its send time plus that copy's OWD): the laggard decides the chunk's completion.
@@ -54,7 +54,9 @@
 
 use crate::meta::send::{Chunk, SegNo, SendBuffer};
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::dems::{chunk_at, copy_owd, eq11_allows, NetView, Params, Reinjection, SendLog};
+use crate::sched::dems::{
+    chunk_at, copy_owd, reinjection_pays_off, NetView, Params, Reinjection, SendLog,
+};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 
 /// A subflow's position in the chunk: the next segment of its run and the direction.
@@ -336,13 +338,14 @@ impl DemsN {
             let ok = match self.params.reinjection {
                 Reinjection::None => false,
                 Reinjection::Simple => true,
-                Reinjection::Adaptive if carriers().all(|q| view.faster(j, q)) => {
-                    carriers().all(|q| {
-                        rec.tx_time[q as usize]
-                            .is_some_and(|t| eq11_allows(ctx, view, &self.log, j, q, seg, t))
-                    })
+                Reinjection::Adaptive => {
+                    (carriers().all(|q| view.faster(j, q)) || self.may_send_new(view, j, 0))
+                        && carriers().all(|q| {
+                            rec.tx_time[q as usize].is_some_and(|t| {
+                                reinjection_pays_off(ctx, view, &self.log, j, q, seg, t)
+                            })
+                        })
                 }
-                Reinjection::Adaptive => self.may_send_new(view, j, 0),
             };
             if !ok {
                 continue;

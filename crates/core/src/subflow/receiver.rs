@@ -2,7 +2,11 @@
 //!
 //! Delayed ACK as Linux does it with RFC 5681 §4.2 / RFC 1122: an ACK for at least every second
 //! full-sized segment, at the latest 40 ms after an unacknowledged segment arrived, and at once
-//! for out-of-order data, for data that fills a hole, and for duplicates. SACK blocks per
+//! for out-of-order data, for data that fills a hole, and for duplicates. Like Linux, a new
+//! receiver starts in quick-ACK mode: its first [`QUICKACKS`] data segments are each ACKed at
+//! once (`tcp_event_data_recv` → `tcp_incr_quickack`), so that the sender's first slow-start
+//! rounds are not paced by the delayed-ACK timer (an odd segment count in the initial window
+//! would otherwise wait 40 ms for its ACK). SACK blocks per
 //! RFC 2018 §4: the first block holds the most recently received segment, the others repeat the
 //! most recently reported blocks. TSecr per RFC 7323 §4.3: the echo of the segment that first
 //! advanced the left edge since the last ACK.
@@ -13,6 +17,8 @@ use crate::time::{Duration, Time};
 
 /// Linux's delayed-ACK timer (TCP_DELACK_MIN is 40 ms).
 pub const DELACK_TIMEOUT: Duration = Duration::from_millis(40);
+/// Linux's TCP_MAX_QUICKACKS: segments ACKed one by one at the start of a connection.
+pub const QUICKACKS: u32 = 16;
 
 #[derive(Debug)]
 pub struct SubflowReceiver {
@@ -27,6 +33,8 @@ pub struct SubflowReceiver {
     last_ack_sent: u64,
     /// Full-sized segments received since the last ACK.
     unacked_segments: u32,
+    /// Quick-ACK budget left (Linux quick-ACK mode at connection start).
+    quickacks: u32,
     delack_deadline: Option<Time>,
     ack_now: bool,
     last_echo: Option<OwdEcho>,
@@ -57,6 +65,7 @@ impl SubflowReceiver {
             ts_recent: 0,
             last_ack_sent: 0,
             unacked_segments: 0,
+            quickacks: QUICKACKS,
             delack_deadline: None,
             ack_now: false,
             last_echo: None,
@@ -130,7 +139,10 @@ impl SubflowReceiver {
         } else {
             self.unacked_segments += 2; // a short segment (end of data) is ACKed at once
         }
-        if !self.delayed_ack || self.unacked_segments >= 2 {
+        if self.quickacks > 0 {
+            self.quickacks -= 1;
+            self.ack_now = true;
+        } else if !self.delayed_ack || self.unacked_segments >= 2 {
             self.ack_now = true;
         } else if self.delack_deadline.is_none() {
             self.delack_deadline = Some(now + DELACK_TIMEOUT);
@@ -216,8 +228,23 @@ mod tests {
         }
     }
 
+    /// A receiver past its quick-ACK phase: the delayed-ACK rules in steady state.
     fn receiver() -> SubflowReceiver {
-        SubflowReceiver::new(0, MSS, true)
+        let mut r = SubflowReceiver::new(0, MSS, true);
+        r.quickacks = 0;
+        r
+    }
+
+    #[test]
+    fn fresh_receiver_acks_its_first_segments_one_by_one() {
+        let mut r = SubflowReceiver::new(0, MSS, true);
+        for i in 0..QUICKACKS as u64 {
+            r.on_segment(Time(i), &seg(i * 1000));
+            assert!(r.wants_ack(), "segment {i} of the quick-ACK phase waits");
+            assert_eq!(r.build_ack(0, 1 << 20).ack, (i + 1) * 1000);
+        }
+        r.on_segment(Time(99), &seg(QUICKACKS as u64 * 1000));
+        assert!(!r.wants_ack(), "delayed ACK after the quick-ACK phase");
     }
 
     #[test]

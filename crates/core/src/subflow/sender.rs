@@ -7,6 +7,15 @@
 //! pipe < cwnd (§5). The RTO follows RFC 6298 (§5: restart on new cumulative ACK, back off on
 //! expiry, after expiry every unSACKed segment is retransmitted from the left edge).
 //!
+//! Windows count packets, as Linux's do (`snd_cwnd` and `packets_out` are in segments): every
+//! segment weighs one SMSS in the pipe and in the acknowledged amount the congestion controller
+//! is credited, whatever its length. A short segment (the end of a chunk) thus takes a full
+//! slot and its ACK grows a slow-start window by a full SMSS. Counting its real bytes instead
+//! (RFC 5681/3465 byte counting) leaves every later round of a slow start a fraction of a
+//! segment short, and compounds: DEMS's tail subflow starts each chunk with its short last
+//! segment, and on a fresh 1 MiB WiFi/LTE transfer it carried 143 instead of 150 segments in
+//! four rounds. Delivery accounting and statistics use real bytes.
+//!
 //! Cost per ACK does not grow with the window: SACK blocks are diffed against the set of
 //! already-SACKed ranges so only newly SACKed segments are visited, and IsLost is evaluated by
 //! a pointer that only moves forward while "SACKed bytes above it" is kept as a running sum.
@@ -79,6 +88,9 @@ pub struct Received {
 #[derive(Debug, Default)]
 pub struct AckOutcome {
     pub newly_acked_bytes: u64,
+    /// Newly acknowledged segments, each weighing one MSS: what the congestion controller is
+    /// credited (see the module doc on packet-counted windows).
+    pub newly_acked_window: u64,
     pub rtt_sample: Option<Duration>,
     pub entered_recovery: bool,
     /// Send time and bytes in flight at send of the segment whose reception the ACK's OWD echo
@@ -187,7 +199,7 @@ impl SubflowSender {
     pub fn ssthresh(&self) -> u64 {
         self.cc.ssthresh()
     }
-    /// RFC 6675 pipe, bytes.
+    /// RFC 6675 pipe, bytes: segments in the pipe times SMSS (see the module doc).
     pub fn in_flight(&self) -> u64 {
         self.in_flight
     }
@@ -294,7 +306,7 @@ impl SubflowSender {
             retransmitted: false,
         };
         self.snd_nxt += len as u64;
-        self.in_flight += len as u64;
+        self.in_flight += self.mss as u64;
         self.bytes_sent += len as u64;
         self.board.push_back(seg);
         self.arm_rto_if_idle(now);
@@ -334,7 +346,7 @@ impl SubflowSender {
             }
             let seg = self.resend(now, i as usize);
             // A lost segment left the pipe when it was marked; its retransmission enters it.
-            self.in_flight += seg.len as u64;
+            self.in_flight += self.mss as u64;
             self.board[i as usize].retx_in_flight = true;
             self.retx_sent.push_back((now, no));
             self.arm_rto_if_idle(now);
@@ -449,7 +461,7 @@ impl SubflowSender {
                     seg.sacked = true;
                     let seg = *seg;
                     if pipe {
-                        self.in_flight -= seg.len as u64;
+                        self.in_flight -= self.mss as u64;
                     }
                     if self.front_no + (i as u64) < self.loss_ptr {
                         self.sacked_below_ptr += seg.len as u64;
@@ -459,6 +471,7 @@ impl SubflowSender {
                     }
                     self.account_delivery(&seg, now, &mut newest_rate_seg, received);
                     out.newly_acked_bytes += seg.len as u64;
+                    out.newly_acked_window += self.mss as u64;
                 }
                 i += 1;
             }
@@ -483,10 +496,11 @@ impl SubflowSender {
                     }
                 } else {
                     if seg.in_pipe() {
-                        self.in_flight -= seg.len as u64;
+                        self.in_flight -= self.mss as u64;
                     }
                     self.account_delivery(&seg, now, &mut newest_rate_seg, received);
                     out.newly_acked_bytes += seg.len as u64;
+                    out.newly_acked_window += self.mss as u64;
                 }
             }
             self.sacked.remove_below(cum);
@@ -551,7 +565,7 @@ impl SubflowSender {
         // everything outstanding at the timeout is acknowledged takes one RTT per segment.
         if out.newly_acked_bytes > 0 && self.recovery_point.is_none() {
             let sample = AckSample {
-                acked_bytes: out.newly_acked_bytes,
+                acked_bytes: out.newly_acked_window,
                 prior_in_flight,
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
@@ -648,7 +662,7 @@ impl SubflowSender {
                 let s = &mut self.board[i as usize];
                 s.lost = true;
                 if !s.retx_in_flight {
-                    self.in_flight -= s.len as u64;
+                    self.in_flight -= self.mss as u64;
                 }
                 self.retx_queue.push_back(self.loss_ptr);
                 any = true;
@@ -682,7 +696,7 @@ impl SubflowSender {
                 break;
             }
             s.retx_in_flight = false;
-            self.in_flight -= s.len as u64;
+            self.in_flight -= self.mss as u64;
             self.retx_queue.push_back(no);
             self.retx_sent.pop_front();
             any = true;
@@ -721,7 +735,7 @@ impl SubflowSender {
                 continue;
             }
             if s.in_pipe() {
-                self.in_flight -= s.len as u64;
+                self.in_flight -= self.mss as u64;
             }
             s.lost = true;
             s.retx_in_flight = false;
