@@ -102,6 +102,7 @@ _TRANSPORT_KEYS = (
     "recv_buffer",
     "delayed_ack",
     "min_rto",
+    "slow_start_after_idle",
 )
 _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
@@ -120,6 +121,7 @@ _TRANSPORT_DEFAULTS = {
     "recv_buffer_bytes": 16 << 20,
     "delayed_ack": True,
     "min_rto_s": 0.2,
+    "slow_start_after_idle": True,
 }
 _SIM_DEFAULTS = {"clock_offset_s": 0.0, "max_time_s": 3600.0}
 _DEFAULT_WORKLOAD = {"kind": "chunk", "size": "1MiB"}
@@ -563,6 +565,10 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
         ),
         "delayed_ack": _field(ctx, t, table, "delayed_ack", _boolean, d["delayed_ack"]),
         "min_rto_s": _field(ctx, t, table, "min_rto", units.parse_time, d["min_rto_s"]),
+        # RFC 5681 §4.1 restart window after idle, Linux's tcp_slow_start_after_idle.
+        "slow_start_after_idle": _field(
+            ctx, t, table, "slow_start_after_idle", _boolean, d["slow_start_after_idle"]
+        ),
     }
 
 

@@ -62,6 +62,7 @@ WIFI_LTE_RESOLVED = {
         "recv_buffer_bytes": 16777216,
         "delayed_ack": True,
         "min_rto_s": 0.2,
+        "slow_start_after_idle": True,
     },
     "sim": {"clock_offset_s": 0.0, "max_time_s": 3600.0},
 }
@@ -250,6 +251,7 @@ def test_transport_and_sim(write):
         MINIMAL
         + '[transport]\ncc = "reno"\nmss = "1400B"\ninit_cwnd = 4\nsend_buffer = "1MiB"\n'
         + 'recv_buffer = "2MiB"\ndelayed_ack = false\nmin_rto = "1s"\n'
+        + "slow_start_after_idle = false\n"
         + '[sim]\nclock_offset = "-3s"\nmax_time = "60s"\n',
     )
     assert s["transport"] == {
@@ -260,6 +262,7 @@ def test_transport_and_sim(write):
         "recv_buffer_bytes": 2**21,
         "delayed_ack": False,
         "min_rto_s": 1.0,
+        "slow_start_after_idle": False,
     }
     assert s["sim"] == {"clock_offset_s": -3.0, "max_time_s": 60.0}
 

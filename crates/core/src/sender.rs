@@ -21,6 +21,8 @@ pub struct SenderConfig {
     /// The peer's receive buffer: the window assumed before its first ACK.
     pub initial_rwnd: u64,
     pub min_rto: Duration,
+    /// RFC 5681 §4.1 restart after idle (Linux's default `tcp_slow_start_after_idle = 1`).
+    pub slow_start_after_idle: bool,
 }
 
 /// Per-path counters a driver reports as metrics.
@@ -65,7 +67,15 @@ impl SenderConnection {
         SenderConnection {
             subflows: (0..cfg.npaths)
                 .map(|p| {
-                    SubflowSender::new(p as PathId, cfg.cc, cfg.mss, cfg.init_cwnd, cfg.min_rto)
+                    let mut sf = SubflowSender::new(
+                        p as PathId,
+                        cfg.cc,
+                        cfg.mss,
+                        cfg.init_cwnd,
+                        cfg.min_rto,
+                    );
+                    sf.set_restart_after_idle(cfg.slow_start_after_idle);
+                    sf
                 })
                 .collect(),
             meta: SendBuffer::new(cfg.mss, cfg.send_buffer, cfg.initial_rwnd),
@@ -201,6 +211,9 @@ impl SenderConnection {
                     return Some((seg, TxKind::Retransmit));
                 }
             }
+        }
+        for sf in &mut self.subflows {
+            sf.restart_if_idle(now);
         }
         if !self.subflows.iter().any(|s| s.has_cwnd_space()) {
             return None;

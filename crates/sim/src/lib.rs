@@ -185,6 +185,7 @@ fn run_inner(
             send_buffer: t.send_buffer_bytes,
             initial_rwnd: t.recv_buffer_bytes,
             min_rto: Duration::from_secs_f64(t.min_rto_s),
+            slow_start_after_idle: t.slow_start_after_idle,
         },
         sched,
     );

@@ -120,6 +120,9 @@ pub struct Transport {
     pub recv_buffer_bytes: u64,
     pub delayed_ack: bool,
     pub min_rto_s: f64,
+    /// RFC 5681 §4.1 restart window after an idle period longer than the RTO (Linux's
+    /// `net.ipv4.tcp_slow_start_after_idle`, on by default there and here).
+    pub slow_start_after_idle: bool,
 }
 
 impl Default for Transport {
@@ -132,6 +135,7 @@ impl Default for Transport {
             recv_buffer_bytes: 16 << 20,
             delayed_ack: true,
             min_rto_s: 0.2,
+            slow_start_after_idle: true,
         }
     }
 }

@@ -19,7 +19,9 @@
 //! RTOs (§4.8) and ACKs outside recovery.
 
 use super::hystart::HyStart;
-use super::{slow_start, window_validated, AckSample, CongestionControl, CoupledView};
+use super::{
+    restart_window, slow_start, window_validated, AckSample, CongestionControl, CoupledView,
+};
 use crate::time::{Duration, Time};
 
 /// RFC 9438 §4.1: C, in segments / s^3.
@@ -265,6 +267,14 @@ impl CongestionControl for Cubic {
         self.w_max_unset = true;
         self.epoch_start = None;
         self.k = 0.0;
+    }
+
+    fn restart_after_idle(&mut self, _now: Time, idle: Duration, rto: Duration, iw: u64) {
+        // The epoch is kept: §5.8 already takes the idle time out of t (`last_ack`), and
+        // W_max, the path's saturation point, did not change while the subflow was silent.
+        let (cwnd, ssthresh) = restart_window(self.window(), self.ssthresh, idle, rto, iw);
+        self.cwnd = cwnd as f64;
+        self.ssthresh = ssthresh;
     }
 
     fn penalize(&mut self, _now: Time) {

@@ -58,6 +58,32 @@ pub(crate) fn slow_start(cwnd: u64, ssthresh: u64, acked: u64, mss: u64) -> (u64
     }
 }
 
+/// RFC 5681 §4.1 restart after idle, computed as Linux `tcp_cwnd_restart` does (the default
+/// `net.ipv4.tcp_slow_start_after_idle = 1`): ssthresh becomes at least 3/4 of cwnd
+/// (`tcp_current_ssthresh`), so slow start regains most of the old window in a few round
+/// trips, and cwnd halves once for every full RTO of idle time beyond the first, never below
+/// the restart window RW = min(IW, cwnd). Returns (cwnd, ssthresh).
+///
+/// Without it a window grown by the previous transfer leaves as one line-rate burst after
+/// any pause, which the drop-tail buffer of a slow path cannot hold.
+pub fn restart_window(
+    cwnd: u64,
+    ssthresh: u64,
+    idle: Duration,
+    rto: Duration,
+    initial_window: u64,
+) -> (u64, u64) {
+    let ssthresh = ssthresh.max(cwnd / 2 + cwnd / 4);
+    let floor = initial_window.min(cwnd);
+    let mut cwnd = cwnd;
+    let mut left = idle.as_nanos() as i128 - rto.as_nanos() as i128;
+    while left > 0 && cwnd > floor {
+        cwnd /= 2;
+        left -= rto.as_nanos() as i128;
+    }
+    (cwnd.max(floor), ssthresh)
+}
+
 /// The other subflows of the connection, for coupled congestion control. Empty for a single path.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CoupledView<'a> {
@@ -80,6 +106,10 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn on_rto(&mut self, now: Time, in_flight: u64);
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_end(&mut self, _now: Time) {}
+    /// The subflow sends again after an idle period of `idle` with nothing in flight, longer
+    /// than its retransmission timeout `rto` (RFC 5681 §4.1). Implementations apply
+    /// [`restart_window`]; `initial_window` is IW in bytes.
+    fn restart_after_idle(&mut self, now: Time, idle: Duration, rto: Duration, initial_window: u64);
     /// Scheduler penalization (Linux MPTCP `mptcp_rcv_buf_optimization`): halve the window,
     /// and remember it as the new threshold.
     fn penalize(&mut self, now: Time);
@@ -113,5 +143,54 @@ impl CcKind {
             CcKind::Reno => Box::new(reno::Reno::new(mss, init_cwnd)),
             CcKind::Cubic => Box::new(cubic::Cubic::new(mss, init_cwnd)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MSS: u64 = 1000;
+
+    #[test]
+    fn restart_window_halves_per_rto_beyond_the_first_down_to_iw() {
+        let rto = Duration::from_millis(300);
+        let idle = |ms: u64| Duration::from_millis(ms);
+        // Linux tcp_cwnd_restart: `while ((delta -= rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1`.
+        assert_eq!(
+            restart_window(80 * MSS, 40 * MSS, idle(300), rto, 10 * MSS).0,
+            80 * MSS
+        );
+        assert_eq!(
+            restart_window(80 * MSS, 40 * MSS, idle(301), rto, 10 * MSS).0,
+            40 * MSS
+        );
+        assert_eq!(
+            restart_window(80 * MSS, 40 * MSS, idle(601), rto, 10 * MSS).0,
+            20 * MSS
+        );
+        assert_eq!(
+            restart_window(80 * MSS, 40 * MSS, idle(60_000), rto, 10 * MSS).0,
+            10 * MSS
+        );
+        // A window below IW stays (RW = min(IW, cwnd)).
+        assert_eq!(
+            restart_window(4 * MSS, 2 * MSS, idle(60_000), rto, 10 * MSS).0,
+            4 * MSS
+        );
+    }
+
+    #[test]
+    fn restart_window_keeps_three_quarters_as_ssthresh() {
+        let (rto, idle) = (Duration::from_millis(300), Duration::from_secs(5));
+        // tcp_current_ssthresh: max(ssthresh, 3/4 cwnd).
+        assert_eq!(
+            restart_window(80 * MSS, 40 * MSS, idle, rto, 10 * MSS).1,
+            60 * MSS
+        );
+        assert_eq!(
+            restart_window(80 * MSS, 70 * MSS, idle, rto, 10 * MSS).1,
+            70 * MSS
+        );
     }
 }

@@ -10,8 +10,10 @@
 //! There is no HyStart++ (RFC 9406) here, unlike [`super::cubic::Cubic`]: Linux Reno has none,
 //! and Reno is validated against the textbook window trace.
 
-use super::{slow_start, window_validated, AckSample, CongestionControl, CoupledView};
-use crate::time::Time;
+use super::{
+    restart_window, slow_start, window_validated, AckSample, CongestionControl, CoupledView,
+};
+use crate::time::{Duration, Time};
 
 #[derive(Clone, Debug)]
 pub struct Reno {
@@ -84,6 +86,11 @@ impl CongestionControl for Reno {
         // no state here.
         self.ssthresh = self.halved_flight(in_flight);
         self.cwnd = self.mss;
+        self.bytes_acked = 0;
+    }
+
+    fn restart_after_idle(&mut self, _now: Time, idle: Duration, rto: Duration, iw: u64) {
+        (self.cwnd, self.ssthresh) = restart_window(self.cwnd, self.ssthresh, idle, rto, iw);
         self.bytes_acked = 0;
     }
 

@@ -131,6 +131,7 @@ pub(crate) mod exchange {
                     send_buffer: 1 << 20,
                     initial_rwnd: rwnd_segs * MSS,
                     min_rto: Duration::from_millis(200),
+                    slow_start_after_idle: true,
                 },
                 sched,
             );

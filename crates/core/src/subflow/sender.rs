@@ -102,6 +102,13 @@ pub struct AckOutcome {
 pub struct SubflowSender {
     path: PathId,
     mss: u32,
+    /// IW, bytes: the floor of the restart window.
+    initial_window: u64,
+    /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`).
+    restart_after_idle: bool,
+    /// When data (new or retransmitted) last left (Linux `lsndtime`).
+    last_send: Option<Time>,
+    idle_restarts: u64,
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
     snd_una: u64,
@@ -148,10 +155,43 @@ pub struct SubflowSender {
 }
 
 impl SubflowSender {
+    /// Turn RFC 5681 §4.1 restart after idle off (`net.ipv4.tcp_slow_start_after_idle = 0`).
+    pub fn set_restart_after_idle(&mut self, on: bool) {
+        self.restart_after_idle = on;
+    }
+
+    /// RFC 5681 §4.1: before sending after an idle period — nothing outstanding and nothing
+    /// sent for longer than one RTO — the window restarts ([`crate::cc::restart_window`]). The
+    /// connection calls this before it asks the scheduler, so the decision sees the window the
+    /// data will leave with (Linux checks in `tcp_write_xmit`, before the first segment).
+    pub fn restart_if_idle(&mut self, now: Time) {
+        if !self.restart_after_idle || !self.board.is_empty() {
+            return;
+        }
+        let Some(last) = self.last_send else { return };
+        let idle = now.saturating_since(last);
+        let rto = self.rtt.rto();
+        if idle > rto {
+            self.cc
+                .restart_after_idle(now, idle, rto, self.initial_window);
+            self.idle_restarts += 1;
+            // One restart per idle period: the next one is measured from here.
+            self.last_send = Some(now);
+        }
+    }
+
+    pub fn idle_restarts(&self) -> u64 {
+        self.idle_restarts
+    }
+
     pub fn new(path: PathId, cc: CcKind, mss: u32, init_cwnd: u32, min_rto: Duration) -> Self {
         SubflowSender {
             path,
             mss,
+            initial_window: init_cwnd.max(1) as u64 * mss as u64,
+            restart_after_idle: true,
+            last_send: None,
+            idle_restarts: 0,
             cc: cc.build(mss as u64, init_cwnd as u64),
             rtt: RttEstimator::new(min_rto),
             snd_una: 0,
@@ -291,6 +331,7 @@ impl SubflowSender {
 
     /// Send a new segment carrying meta segment `meta_seg` (`dsn`, `len`).
     pub fn send_new(&mut self, now: Time, meta_seg: u64, dsn: u64, len: u32) -> DataSegment {
+        self.last_send = Some(now);
         let seg = Sent {
             seq: self.snd_nxt,
             len,
@@ -357,6 +398,7 @@ impl SubflowSender {
 
     /// Put board entry `i` on the wire again, restamped for RTT, RACK and rate sampling.
     fn resend(&mut self, now: Time, i: usize) -> DataSegment {
+        self.last_send = Some(now);
         let (delivered, dtime, bif) = (self.delivered, self.delivery_clock(now), self.in_flight);
         let s = &mut self.board[i];
         s.retransmitted = true;
@@ -766,5 +808,134 @@ impl SubflowSender {
     /// True when nothing is outstanding on this subflow.
     pub fn is_idle(&self) -> bool {
         self.board.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! One subflow driven through its public transitions: segments out, ACKs in, time passed in.
+
+    use super::*;
+    use crate::packet::SackBlock;
+
+    const MSS: u32 = 1000;
+    const EPOCH: Time = Time(1_000_000_000_000);
+
+    fn ms(t: u64) -> Time {
+        EPOCH + Duration::from_millis(t)
+    }
+
+    /// A Reno subflow with IW 10 and a 200 ms minimum RTO.
+    fn subflow() -> SubflowSender {
+        SubflowSender::new(0, CcKind::Reno, MSS, 10, Duration::from_millis(200))
+    }
+
+    /// Send segments of `lens` back to back at `t` ms.
+    fn send(sf: &mut SubflowSender, t: u64, lens: &[u32]) {
+        for &len in lens {
+            let n = sf.snd_nxt;
+            sf.send_new(ms(t), n, n, len);
+        }
+    }
+
+    /// One ACK per outstanding segment (a quick-ACK receiver) at `t` ms; with `refill`, the
+    /// window is filled with full segments after each ACK, as an ACK-clocked bulk sender does.
+    fn ack_all(sf: &mut SubflowSender, t: u64, refill: bool) {
+        let ends: Vec<u64> = sf.board.iter().map(Sent::end).collect();
+        for end in ends {
+            let ack = Ack {
+                path: 0,
+                ack: end,
+                sack: [SackBlock::default(); 3],
+                nsack: 0,
+                data_ack: end,
+                rwnd: 1 << 30,
+                ts_ecr: ms(t - 50).0,
+                owd_echo: None,
+            };
+            sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new());
+            while refill && sf.has_cwnd_space() {
+                send(sf, t, &[MSS]);
+            }
+        }
+    }
+
+    /// Slow start over `rounds` ACK-clocked rounds from IW, then everything acknowledged.
+    fn warm(sf: &mut SubflowSender, rounds: u64) -> u64 {
+        send(sf, 0, &[MSS; 10]);
+        for r in 1..=rounds {
+            ack_all(sf, 100 * r, true);
+        }
+        ack_all(sf, 100 * (rounds + 1), false);
+        100 * (rounds + 1)
+    }
+
+    #[test]
+    fn short_segment_takes_a_full_slot_and_grows_slow_start_by_a_full_segment() {
+        let mut sf = subflow();
+        send(&mut sf, 0, &[200; 10]);
+        assert_eq!(sf.in_flight(), 10 * MSS as u64, "ten segments fill IW 10");
+        assert!(!sf.has_cwnd_space());
+        let first = sf.board[0].end();
+        let ack = Ack {
+            path: 0,
+            ack: first,
+            sack: [SackBlock::default(); 3],
+            nsack: 0,
+            data_ack: first,
+            rwnd: 1 << 30,
+            ts_ecr: EPOCH.0,
+            owd_echo: None,
+        };
+        sf.on_ack(ms(100), &ack, CoupledView::default(), &mut Vec::new());
+        assert_eq!(
+            sf.cwnd(),
+            11 * MSS as u64,
+            "slow start counts segments, not 200 bytes"
+        );
+        assert_eq!(sf.bytes_acked(), 200, "statistics count bytes");
+    }
+
+    #[test]
+    fn window_restarts_after_idle_longer_than_rto() {
+        let mut sf = subflow();
+        let last = warm(&mut sf, 3);
+        let (cwnd, rto) = (sf.cwnd(), sf.rtt.rto());
+        assert!(cwnd >= 60 * MSS as u64, "{cwnd}");
+        let last_send = ms(last - 100);
+        // Idle just under one RTO: nothing changes.
+        sf.restart_if_idle(Time(last_send.0 + rto.0 - 1));
+        assert_eq!(sf.cwnd(), cwnd);
+        // Idle for 2.5 RTOs: Linux halves once per RTO beyond the first (twice); ssthresh
+        // keeps at least 3/4 of the old window (here still the initial infinity).
+        sf.restart_if_idle(Time(last_send.0 + rto.0 * 5 / 2));
+        assert_eq!(sf.cwnd(), cwnd / 4);
+        assert!(sf.ssthresh() >= cwnd / 2 + cwnd / 4);
+        assert_eq!(sf.idle_restarts(), 1);
+    }
+
+    #[test]
+    fn restart_never_goes_below_the_initial_window_nor_when_turned_off() {
+        let mut sf = subflow();
+        let last = warm(&mut sf, 3);
+        sf.restart_if_idle(ms(last + 100_000));
+        assert_eq!(sf.cwnd(), 10 * MSS as u64, "floor: min(IW, cwnd)");
+
+        let mut off = subflow();
+        off.set_restart_after_idle(false);
+        let last = warm(&mut off, 3);
+        let cwnd = off.cwnd();
+        off.restart_if_idle(ms(last + 100_000));
+        assert_eq!(off.cwnd(), cwnd);
+    }
+
+    #[test]
+    fn no_restart_with_data_outstanding() {
+        let mut sf = subflow();
+        let last = warm(&mut sf, 3);
+        let cwnd = sf.cwnd();
+        send(&mut sf, last, &[MSS; 5]);
+        sf.restart_if_idle(ms(last + 100_000));
+        assert_eq!(sf.cwnd(), cwnd);
     }
 }
