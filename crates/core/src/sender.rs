@@ -146,10 +146,10 @@ impl SenderConnection {
         if let (Some(echo), Some((sent, bif))) = (ack.owd_echo, out.echoed) {
             self.est.on_owd_sample(p, sent, bif, echo.recv_time);
         }
-        let sf = &self.subflows[p];
-        if out.newly_acked_bytes > 0 {
-            self.est.on_bandwidth_sample(p, sf.delivery_rate_bps());
+        if let Some(r) = out.rate_sample {
+            self.est.on_bandwidth_sample(p, r.bps, r.app_limited);
         }
+        let sf = &self.subflows[p];
         let st = &mut self.stats[p];
         st.acks += 1;
         st.free_cwnd_sum += sf.cwnd_free() as f64;
@@ -229,7 +229,13 @@ impl SenderConnection {
             self.sched.next(&mut ctx)
         };
         self.apply_penalties(now);
-        let Assignment { path, seg } = a?;
+        let Some(Assignment { path, seg }) = a else {
+            // Every subflow with window space is left idle by the scheduler.
+            for sf in &mut self.subflows {
+                sf.mark_app_limited();
+            }
+            return None;
+        };
         let sf = self.subflows.get(path as usize);
         let rec = self.meta.seg(seg).copied();
         let (Some(sf), Some(rec)) = (sf, rec) else {

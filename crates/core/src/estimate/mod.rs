@@ -10,7 +10,9 @@
 //!   at most 1/bandwidth: see [`Estimator::owd`]).
 //! * ΔOWD between two subflows is a difference of estimates, so the clock offset cancels.
 //!   δ = k · StdDev(ΔOWD) over the most recent ΔOWD samples (k = 1 by default).
-//! * Bandwidth per subflow: EWMA (α = 0.25) of delivery-rate samples.
+//! * Bandwidth per subflow: EWMA (α = 0.25) of delivery-rate samples, without the
+//!   application-limited ones that would lower it (a subflow the scheduler left idle delivers
+//!   less than its path can).
 //!
 //! OWD values are signed nanoseconds (`i64`): with a clock offset they may be negative.
 
@@ -138,12 +140,17 @@ impl Estimator {
         }
     }
 
-    /// A delivery-rate sample (bits per second) on path `p`.
-    pub fn on_bandwidth_sample(&mut self, p: usize, bps: f64) {
+    /// A delivery-rate sample (bits per second) on path `p`. An application-limited sample
+    /// (sent while the subflow had nothing to send) measures the sender, not the path, so it
+    /// only counts when it exceeds the estimate (as BBR treats them).
+    pub fn on_bandwidth_sample(&mut self, p: usize, bps: f64, app_limited: bool) {
         if bps <= 0.0 || !bps.is_finite() {
             return;
         }
         let pe = &mut self.paths[p];
+        if app_limited && pe.bw_bps.is_some_and(|b| bps <= b) {
+            return;
+        }
         pe.bw_bps = Some(match pe.bw_bps {
             None => bps,
             Some(o) => (1.0 - OWD_ALPHA) * o + OWD_ALPHA * bps,
@@ -286,13 +293,13 @@ mod tests {
         e.on_owd_sample(0, Time(0), 5_000, 1_000_000);
         e.on_owd_sample(0, Time(0), 15_000, 1_010_000);
         // At 8 Gbit/s a byte drains in 1 ns: the slope is not capped.
-        e.on_bandwidth_sample(0, 8e9);
+        e.on_bandwidth_sample(0, 8e9, false);
         assert_eq!(e.owd(0, 45_000), Some(1_040_000.0));
         // A faster bottleneck drains extra bytes faster than the samples suggest: capped.
-        e.on_bandwidth_sample(0, 8e11);
-        e.on_bandwidth_sample(0, 8e11);
-        e.on_bandwidth_sample(0, 8e11);
-        e.on_bandwidth_sample(0, 8e11);
+        e.on_bandwidth_sample(0, 8e11, false);
+        e.on_bandwidth_sample(0, 8e11, false);
+        e.on_bandwidth_sample(0, 8e11, false);
+        e.on_bandwidth_sample(0, 8e11, false);
         let capped = e.owd(0, 45_000).unwrap();
         assert!(capped < 1_040_000.0 && capped > 1_010_000.0, "{capped}");
     }
@@ -302,8 +309,28 @@ mod tests {
         let mut e = Estimator::new(1);
         e.on_owd_sample(0, Time(0), 5_000, 500);
         e.on_owd_sample(0, Time(0), 15_000, 500);
-        e.on_bandwidth_sample(0, 8e6);
+        e.on_bandwidth_sample(0, 8e6, false);
         assert_eq!(e.owd(0, 95_000), Some(500.0));
+    }
+
+    #[test]
+    fn app_limited_bandwidth_samples_only_raise_the_estimate() {
+        let mut e = Estimator::new(1);
+        e.on_bandwidth_sample(0, 8e6, false);
+        e.on_bandwidth_sample(0, 1e6, true);
+        assert_eq!(
+            e.bandwidth_bps(0),
+            Some(8e6),
+            "a lower app-limited sample is ignored"
+        );
+        e.on_bandwidth_sample(0, 12e6, true);
+        assert_eq!(
+            e.bandwidth_bps(0),
+            Some(9e6),
+            "a higher one still shows the path can do more"
+        );
+        e.on_bandwidth_sample(0, 1e6, false);
+        assert_eq!(e.bandwidth_bps(0), Some(7e6));
     }
 
     #[test]

@@ -85,9 +85,10 @@
 //! * The chunk of §4.1 is what [`SendBuffer`] calls a chunk; the "meta buffer" of Algorithm 1
 //!   line 17 is the chunk being decided (with back-to-back hinted chunks, untransmitted bytes of
 //!   later chunks do not count, since they will be scheduled after this one).
-//! * BW is the bandwidth EWMA of §5 but never less than cwnd/srtt (what the subflow's window
-//!   sustains): the sender feeds the EWMA every delivery-rate sample without marking those
-//!   taken while the subflow had nothing to send, and DEMS idles subflows at every chunk end.
+//! * BW is the bandwidth EWMA of §5 over delivery-rate samples that are not
+//!   application-limited (DEMS idles subflows at every chunk end; samples of data sent then
+//!   would sink the EWMA below the path's rate exactly when the next chunk is planned). Before
+//!   the first sample, cwnd / srtt.
 //! * Comparisons use ≥ and ≤ exactly as Algorithm 1 (Eq. 9 says "stop when D < ΔOWD · BW").
 //! * A chunk larger than the send buffer is seen one buffer-full at a time: the subflows "meet"
 //!   whenever the buffer's data is all sent, and reinject there, before the application can
@@ -315,21 +316,16 @@ pub(crate) fn chunk_at(meta: &SendBuffer, k: usize) -> Option<Chunk> {
     meta.chunks().nth(k).copied()
 }
 
-/// BW_p (§5, bytes per ns): the bandwidth EWMA, but never below what the subflow's window
-/// sustains, cwnd / srtt. The EWMA is fed every delivery-rate sample, and the sender does not
-/// mark samples taken while the subflow had nothing to send (application-limited): DEMS
-/// withholds subflows at every chunk end and chunks are separated by idle time, so the EWMA
-/// alone sinks far below the path's rate exactly when the next chunk is planned.
+/// BW_p (§5, bytes per ns): the bandwidth EWMA of the estimator (which keeps
+/// application-limited samples out), or what the subflow's window sustains, cwnd / srtt,
+/// before its first delivery-rate sample.
 fn sustained_rate(ctx: &SchedCtx<'_>, p: PathId, ewma: Option<f64>) -> Option<f64> {
-    let sf = ctx.subflow(p);
-    let window = sf
-        .srtt()
-        .filter(|s| s.as_nanos() > 0)
-        .map(|s| sf.cwnd() as f64 / s.as_nanos() as f64);
-    match (ewma, window) {
-        (Some(e), Some(w)) => Some(e.max(w)),
-        (e, w) => e.or(w),
-    }
+    ewma.or_else(|| {
+        let sf = ctx.subflow(p);
+        sf.srtt()
+            .filter(|s| s.as_nanos() > 0)
+            .map(|s| sf.cwnd() as f64 / s.as_nanos() as f64)
+    })
 }
 
 // ---- the reinjection walks of Algorithm 1 line 1; the bins copies travel in (Eq. 11) ------
@@ -709,7 +705,7 @@ mod tests {
         }
         /// A delivery-rate measurement of `bps` on path `p`.
         fn bw(&mut self, p: usize, bps: f64) -> &mut Self {
-            self.est.on_bandwidth_sample(p, bps);
+            self.est.on_bandwidth_sample(p, bps, false);
             self
         }
         fn at_ms(&mut self, ms: u64) -> &mut Self {

@@ -43,6 +43,8 @@ struct Sent {
     /// Delivery-rate sampling state at (re)transmission (as Linux `tcp_rate.c`).
     delivered_at_send: u64,
     delivered_time_at_send: Time,
+    /// Sent while the subflow was application-limited (its rate sample is a lower bound).
+    app_limited: bool,
     /// Bytes in flight on this subflow just before the segment was sent (seed 000 §5 bins OWD
     /// samples by it).
     bif_at_send: u64,
@@ -84,6 +86,15 @@ pub struct Received {
     pub bif_at_send: u64,
 }
 
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation, Linux `tcp_rate.c`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateSample {
+    pub bps: f64,
+    /// The segment that produced it left while the subflow had window space and nothing to
+    /// send: the rate reflects the sender, not the path, and is only a lower bound.
+    pub app_limited: bool,
+}
+
 /// What one ACK did to the subflow, for the connection to pass on.
 #[derive(Debug, Default)]
 pub struct AckOutcome {
@@ -93,6 +104,8 @@ pub struct AckOutcome {
     pub newly_acked_window: u64,
     pub rtt_sample: Option<Duration>,
     pub entered_recovery: bool,
+    /// The delivery-rate sample this ACK produced, if any.
+    pub rate_sample: Option<RateSample>,
     /// Send time and bytes in flight at send of the segment whose reception the ACK's OWD echo
     /// reports, if it is still on the scoreboard or was just acknowledged.
     pub echoed: Option<(Time, u64)>,
@@ -142,6 +155,9 @@ pub struct SubflowSender {
     delivered: u64,
     delivered_time: Time,
     delivery_rate_bps: f64,
+    /// Linux `tp->app_limited`: nonzero while the data delivered so far has not yet passed
+    /// the point where the subflow last had window space and nothing to send.
+    app_limited_until: u64,
     // Statistics.
     bytes_sent: u64,
     bytes_acked: u64,
@@ -180,6 +196,15 @@ impl SubflowSender {
         }
     }
 
+    /// The subflow has window space and the connection gives it nothing to send: rate samples
+    /// of the data in flight now, and of what is sent until it is delivered, are
+    /// application-limited (Linux `tcp_rate_check_app_limited`).
+    pub fn mark_app_limited(&mut self) {
+        if self.has_cwnd_space() {
+            self.app_limited_until = (self.delivered + self.in_flight).max(1);
+        }
+    }
+
     pub fn idle_restarts(&self) -> u64 {
         self.idle_restarts
     }
@@ -214,6 +239,7 @@ impl SubflowSender {
             delivered: 0,
             delivered_time: Time::ZERO,
             delivery_rate_bps: 0.0,
+            app_limited_until: 0,
             bytes_sent: 0,
             bytes_acked: 0,
             retransmitted_segments: 0,
@@ -340,6 +366,7 @@ impl SubflowSender {
             sent_time: now,
             delivered_at_send: self.delivered,
             delivered_time_at_send: self.delivery_clock(now),
+            app_limited: self.app_limited_until > 0,
             bif_at_send: self.in_flight,
             sacked: false,
             lost: false,
@@ -400,11 +427,13 @@ impl SubflowSender {
     fn resend(&mut self, now: Time, i: usize) -> DataSegment {
         self.last_send = Some(now);
         let (delivered, dtime, bif) = (self.delivered, self.delivery_clock(now), self.in_flight);
+        let app_limited = self.app_limited_until > 0;
         let s = &mut self.board[i];
         s.retransmitted = true;
         s.sent_time = now;
         s.delivered_at_send = delivered;
         s.delivered_time_at_send = dtime;
+        s.app_limited = app_limited;
         s.bif_at_send = bif;
         let len = s.len as u64;
         let seg = DataSegment {
@@ -475,7 +504,7 @@ impl SubflowSender {
         let mut out = AckOutcome::default();
         let prior_in_flight = self.in_flight;
         let cum = ack.ack.min(self.snd_nxt);
-        let mut newest_rate_seg: Option<(u64, Time)> = None;
+        let mut newest_rate_seg: Option<(u64, Time, bool)> = None;
         let mut sack_rtt_from: Option<Time> = None;
 
         if let Some(echo) = ack.owd_echo {
@@ -568,7 +597,7 @@ impl SubflowSender {
         }
 
         // Delivery rate sample from the most recently sent segment this ACK delivered.
-        if let Some((delivered_at_send, t_send_clock)) = newest_rate_seg {
+        if let Some((delivered_at_send, t_send_clock, app_limited)) = newest_rate_seg {
             self.delivered_time = now;
             let interval = now.saturating_since(t_send_clock);
             let min_rtt = self.rtt.min_rtt().unwrap_or(Duration::ZERO);
@@ -577,7 +606,15 @@ impl SubflowSender {
                 let rate =
                     (self.delivered - delivered_at_send) as f64 * 8.0 / interval.as_secs_f64();
                 self.delivery_rate_bps = rate;
+                out.rate_sample = Some(RateSample {
+                    bps: rate,
+                    app_limited,
+                });
             }
+        }
+        // The application-limited stretch ends once everything sent during it is delivered.
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
         }
 
         // End of recovery episodes.
@@ -637,14 +674,20 @@ impl SubflowSender {
         &mut self,
         seg: &Sent,
         _now: Time,
-        newest: &mut Option<(u64, Time)>,
+        newest: &mut Option<(u64, Time, bool)>,
         received: &mut Vec<Received>,
     ) {
         self.delivered += seg.len as u64;
         self.rack_xmit = self.rack_xmit.max(seg.sent_time);
         match newest {
-            Some((d, _)) if *d >= seg.delivered_at_send => {}
-            _ => *newest = Some((seg.delivered_at_send, seg.delivered_time_at_send)),
+            Some((d, _, _)) if *d >= seg.delivered_at_send => {}
+            _ => {
+                *newest = Some((
+                    seg.delivered_at_send,
+                    seg.delivered_time_at_send,
+                    seg.app_limited,
+                ))
+            }
         }
         received.push(Received {
             meta_seg: seg.meta_seg,
@@ -927,6 +970,50 @@ mod tests {
         let cwnd = off.cwnd();
         off.restart_if_idle(ms(last + 100_000));
         assert_eq!(off.cwnd(), cwnd);
+    }
+
+    #[test]
+    fn rate_samples_are_app_limited_until_the_idle_stretch_is_delivered() {
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 4]);
+        // Window space left and nothing to send: data sent from here is app-limited.
+        sf.mark_app_limited();
+        send(&mut sf, 0, &[MSS; 2]);
+        let mut flags = Vec::new();
+        let ends: Vec<u64> = sf.board.iter().map(Sent::end).collect();
+        for (k, end) in ends.into_iter().enumerate() {
+            let ack = Ack {
+                path: 0,
+                ack: end,
+                sack: [SackBlock::default(); 3],
+                nsack: 0,
+                data_ack: end,
+                rwnd: 1 << 30,
+                ts_ecr: EPOCH.0,
+                owd_echo: None,
+            };
+            let out = sf.on_ack(
+                ms(100 + k as u64),
+                &ack,
+                CoupledView::default(),
+                &mut Vec::new(),
+            );
+            flags.push(out.rate_sample.map(|r| r.app_limited));
+        }
+        assert_eq!(
+            flags,
+            [
+                Some(false),
+                Some(false),
+                Some(false),
+                Some(false),
+                Some(true),
+                Some(true)
+            ]
+        );
+        // Delivered has passed the mark: the next flight measures the path again.
+        send(&mut sf, 200, &[MSS]);
+        assert!(!sf.board.back().unwrap().app_limited);
     }
 
     #[test]
