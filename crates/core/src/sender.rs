@@ -207,6 +207,11 @@ impl SenderConnection {
             let sf = &mut self.subflows[p];
             if sf.has_retransmission() && (sf.has_cwnd_space() || sf.probe_pending()) {
                 if let Some(seg) = sf.send_retransmission(now) {
+                    // The segment's latest copy on this path leaves now: schedulers that judge
+                    // a copy by its send time (DEMS, Eq. 11-12) see the retransmission.
+                    if let Some(m) = sf.last_resent_meta_seg() {
+                        self.meta.on_transmit(m, p as PathId, now);
+                    }
                     self.retx_turn = (p + 1) % n;
                     return Some((seg, TxKind::Retransmit));
                 }
@@ -274,5 +279,32 @@ impl SenderConnection {
                 self.notify(now, SchedEvent::Rto { path: p as PathId });
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::minrtt::exchange::Exchange;
+    use crate::sender::TxKind::{New, Retransmit};
+    use crate::time::Duration;
+
+    #[test]
+    fn subflow_retransmission_restamps_the_segments_transmission_time() {
+        let mut ex = Exchange::new("minrtt", 1, 2, 100);
+        ex.at(0).write(2);
+        assert_eq!(ex.send(), [(0, 0, New), (0, 1, New)]);
+        // No ACK: the RTO (1 s before an RTT sample, RFC 6298 §2.1) resends segment 0.
+        ex.at(1_000);
+        let now = ex.now;
+        ex.conn.handle_timeout(now);
+        assert_eq!(ex.send().first(), Some(&(0, 0, Retransmit)));
+        let rec = ex.conn.meta().seg(0).expect("segment 0");
+        assert_eq!(rec.tx_time[0], Some(now));
+        assert!(rec.tx_time[0].unwrap().0 - ex.wire[0].0.ts_val >= Duration::from_millis(1_000).0);
+        assert_eq!(
+            ex.conn.meta().reinjected_bytes(),
+            0,
+            "a retransmission is no reinjection"
+        );
     }
 }

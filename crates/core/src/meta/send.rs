@@ -26,7 +26,8 @@ pub struct SegRecord {
     pub chunk: u64,
     /// Bit p set: sent (at least once) on path p.
     pub tx_mask: u8,
-    /// Last transmission time on each path (`None`: never).
+    /// Last transmission time on each path (`None`: never), the subflow's own retransmissions
+    /// and tail-loss probes included.
     pub tx_time: [Option<Time>; MAX_PATHS],
     /// A subflow ACK has reported it received (on any path).
     pub received: bool,

@@ -416,6 +416,9 @@ impl SendLog {
 ///   Equation (12)", and without the per-byte bound the large subflow would copy every
 ///   unacknowledged byte of the small one's region whenever ΔOWD ≤ δ, as DEMS-S does.
 ///
+/// `t_q` is q's latest transmission of the segment, its own retransmissions and tail-loss
+/// probes included: a copy q just resent is as fresh as a new one.
+///
 /// The fresh copy would travel with `i`'s OWD for its bytes in flight now; the copy on `q`
 /// travels with `q`'s OWD for the bytes in flight it was sent with (its §5 bin), which is the
 /// ΔOWD that matters for this byte. Once the large subflow is withheld its bytes in flight
@@ -429,11 +432,12 @@ pub(crate) fn reinjection_pays_off(
     seg: SegNo,
     t_q: Time,
 ) -> bool {
+    let age = ctx.now.saturating_since(t_q);
     let d = match (copy_owd(ctx, view, log, q, seg), view.owd(i)) {
         (Some(oq), Some(oi)) => oq - oi,
         _ => return true, // δ = ∞: nothing is known, reinject as DEMS-S does
     };
-    ctx.now.saturating_since(t_q).as_nanos() as f64 <= d + view.delta(i, q)
+    age.as_nanos() as f64 <= d + view.delta(i, q)
 }
 
 /// The OWD (on the view's basis, ns) of the copy of `seg` that subflow `q` sent: the estimate

@@ -121,6 +121,8 @@ pub struct SubflowSender {
     restart_after_idle: bool,
     /// When data (new or retransmitted) last left (Linux `lsndtime`).
     last_send: Option<Time>,
+    /// Meta-level segment of the latest retransmission or probe.
+    last_resent: Option<u64>,
     idle_restarts: u64,
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
@@ -216,6 +218,7 @@ impl SubflowSender {
             initial_window: init_cwnd.max(1) as u64 * mss as u64,
             restart_after_idle: true,
             last_send: None,
+            last_resent: None,
             idle_restarts: 0,
             cc: cc.build(mss as u64, init_cwnd as u64),
             rtt: RttEstimator::new(min_rto),
@@ -423,12 +426,18 @@ impl SubflowSender {
         None
     }
 
+    /// The meta-level segment the latest retransmission or tail-loss probe carried.
+    pub fn last_resent_meta_seg(&self) -> Option<u64> {
+        self.last_resent
+    }
+
     /// Put board entry `i` on the wire again, restamped for RTT, RACK and rate sampling.
     fn resend(&mut self, now: Time, i: usize) -> DataSegment {
         self.last_send = Some(now);
         let (delivered, dtime, bif) = (self.delivered, self.delivery_clock(now), self.in_flight);
         let app_limited = self.app_limited_until > 0;
         let s = &mut self.board[i];
+        self.last_resent = Some(s.meta_seg);
         s.retransmitted = true;
         s.sent_time = now;
         s.delivered_at_send = delivered;
