@@ -890,22 +890,27 @@ mod tests {
         }
     }
 
+    /// A cumulative ACK up to sequence `end` at `t` ms.
+    fn ack_to(sf: &mut SubflowSender, end: u64, t: u64) -> AckOutcome {
+        let ack = Ack {
+            path: 0,
+            ack: end,
+            sack: [SackBlock::default(); 3],
+            nsack: 0,
+            data_ack: end,
+            rwnd: 1 << 30,
+            ts_ecr: ms(t.saturating_sub(50)).0,
+            owd_echo: None,
+        };
+        sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new())
+    }
+
     /// One ACK per outstanding segment (a quick-ACK receiver) at `t` ms; with `refill`, the
     /// window is filled with full segments after each ACK, as an ACK-clocked bulk sender does.
     fn ack_all(sf: &mut SubflowSender, t: u64, refill: bool) {
         let ends: Vec<u64> = sf.board.iter().map(Sent::end).collect();
         for end in ends {
-            let ack = Ack {
-                path: 0,
-                ack: end,
-                sack: [SackBlock::default(); 3],
-                nsack: 0,
-                data_ack: end,
-                rwnd: 1 << 30,
-                ts_ecr: ms(t - 50).0,
-                owd_echo: None,
-            };
-            sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new());
+            ack_to(sf, end, t);
             while refill && sf.has_cwnd_space() {
                 send(sf, t, &[MSS]);
             }
@@ -929,17 +934,7 @@ mod tests {
         assert_eq!(sf.in_flight(), 10 * MSS as u64, "ten segments fill IW 10");
         assert!(!sf.has_cwnd_space());
         let first = sf.board[0].end();
-        let ack = Ack {
-            path: 0,
-            ack: first,
-            sack: [SackBlock::default(); 3],
-            nsack: 0,
-            data_ack: first,
-            rwnd: 1 << 30,
-            ts_ecr: EPOCH.0,
-            owd_echo: None,
-        };
-        sf.on_ack(ms(100), &ack, CoupledView::default(), &mut Vec::new());
+        ack_to(&mut sf, first, 100);
         assert_eq!(
             sf.cwnd(),
             11 * MSS as u64,
@@ -991,22 +986,7 @@ mod tests {
         let mut flags = Vec::new();
         let ends: Vec<u64> = sf.board.iter().map(Sent::end).collect();
         for (k, end) in ends.into_iter().enumerate() {
-            let ack = Ack {
-                path: 0,
-                ack: end,
-                sack: [SackBlock::default(); 3],
-                nsack: 0,
-                data_ack: end,
-                rwnd: 1 << 30,
-                ts_ecr: EPOCH.0,
-                owd_echo: None,
-            };
-            let out = sf.on_ack(
-                ms(100 + k as u64),
-                &ack,
-                CoupledView::default(),
-                &mut Vec::new(),
-            );
+            let out = ack_to(&mut sf, end, 100 + k as u64);
             flags.push(out.rate_sample.map(|r| r.app_limited));
         }
         assert_eq!(
