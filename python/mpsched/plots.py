@@ -452,6 +452,19 @@ def sequence_diagram(trace: Trace, title: str | None = None) -> Figure:
     return fig
 
 
+def _step_kib_per_path(ax, frame, column: str, names: Sequence[str]) -> None:
+    """One step line per path of `frame[column]` (bytes, shown in KiB) over `time_s`."""
+    for i, name in enumerate(names):
+        f = frame[frame["path"] == i]
+        ax.step(
+            f["time_s"],
+            f[column].astype(float) / 1024,
+            where="post",
+            color=path_colour(i),
+            label=name,
+        )
+
+
 def cwnd_owd(trace: Trace, title: str | None = None) -> Figure:
     """Per path over time: the congestion window (engine samples) or, without samples, the
     bytes in flight on the forward path (from the events); and the one-way delay of every
@@ -462,27 +475,10 @@ def cwnd_owd(trace: Trace, title: str | None = None) -> Figure:
     samples = trace.samples
     has_samples = samples is not None and len(samples) > 0
     if has_samples:
-        for i, name in enumerate(names):
-            s = samples[samples["path"] == i]
-            top.step(
-                s["time_s"],
-                s["cwnd_bytes"].astype(float) / 1024,
-                where="post",
-                color=path_colour(i),
-                label=name,
-            )
+        _step_kib_per_path(top, samples, "cwnd_bytes", names)
         top.set_ylabel("cwnd (KiB)")
     else:
-        flight = in_flight(trace.events)
-        for i, name in enumerate(names):
-            f = flight[flight["path"] == i]
-            top.step(
-                f["time_s"],
-                f["bytes"].astype(float) / 1024,
-                where="post",
-                color=path_colour(i),
-                label=name,
-            )
+        _step_kib_per_path(top, in_flight(trace.events), "bytes", names)
         top.set_ylabel("in flight (KiB)")
         top.set_title("bytes in flight per path (from events; no cwnd samples)", fontsize="small")
     owd = one_way_delays(trace.events)

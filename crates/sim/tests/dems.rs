@@ -195,6 +195,24 @@ fn harmonic(b1: f64, b2: f64) -> f64 {
     b1 * b2 / (b1 + b2)
 }
 
+/// WiFi 7040 and LTE 9185 kbit/s with base RTTs `rtt_s` and drop-tail buffers `queue_s`, two
+/// 8 MiB chunks 2 s apart (CUBIC, no random loss), scheduled by `sched`: the first chunk's
+/// meeting point and the links' payload rates (bytes/s).
+fn eight_mib_meeting(sched: &str, rtt_s: [f64; 2], queue_s: [f64; 2]) -> (Meeting, [f64; 2]) {
+    let rates = [7_040e3, 9_185e3];
+    let sc = scenario(
+        vec![
+            path("wifi", rates[0], rtt_s[0], queue_s[0], 0.0),
+            path("lte", rates[1], rtt_s[1], queue_s[1], 0.0),
+        ],
+        two_chunks(8 * MIB, 2.0),
+        "cubic",
+    );
+    let (_, tr) = mpsched_sim::run_traced(&sc, sched, 1).expect("runs");
+    let m = meeting(&tr, 2, 8 * MIB);
+    (m, [payload_rate(rates[0]), payload_rate(rates[1])])
+}
+
 /// Seed 000 Eq. 10: DEMS-S reinjects BW1·BW2/(BW1+BW2)·(RTT1+RTT2) bytes (the "X" of Fig. 7).
 ///
 /// Scenario: two saturated paths with the same base RTT (100 ms, one BDP of drop-tail buffer
@@ -208,18 +226,7 @@ fn harmonic(b1: f64, b2: f64) -> f64 {
 /// `eq10_breaks_down_with_large_delta_owd` for why that matters here.
 #[test]
 fn eq10_simple_reinjection_bytes() {
-    let rates = [7_040e3, 9_185e3];
-    let sc = scenario(
-        vec![
-            path("wifi", rates[0], 0.100, 0.100, 0.0),
-            path("lte", rates[1], 0.100, 0.100, 0.0),
-        ],
-        two_chunks(8 * MIB, 2.0),
-        "cubic",
-    );
-    let (_, tr) = mpsched_sim::run_traced(&sc, "dems-s", 1).expect("runs");
-    let m = meeting(&tr, 2, 8 * MIB);
-    let b = [payload_rate(rates[0]), payload_rate(rates[1])];
+    let (m, b) = eight_mib_meeting("dems-s", [0.100, 0.100], [0.100, 0.100]);
     assert_saturated(&m, &b);
     let rtt = [m.owd_s[0] + 0.050, m.owd_s[1] + 0.050];
     let eq10 = harmonic(b[0], b[1]) * (rtt[0] + rtt[1]);
@@ -252,19 +259,8 @@ fn eq10_simple_reinjection_bytes() {
 /// the count by x · BW1·BW2/(BW1+BW2).
 #[test]
 fn eq13_adaptive_reinjection_bytes() {
-    let rates = [7_040e3, 9_185e3];
     let delta_s = 0.030;
-    let sc = scenario(
-        vec![
-            path("wifi", rates[0], 0.050, 0.050, 0.0),
-            path("lte", rates[1], 0.270, 0.270, 0.0),
-        ],
-        two_chunks(8 * MIB, 2.0),
-        "cubic",
-    );
-    let (_, tr) = mpsched_sim::run_traced(&sc, "dems-f:delta=30ms", 1).expect("runs");
-    let m = meeting(&tr, 2, 8 * MIB);
-    let b = [payload_rate(rates[0]), payload_rate(rates[1])];
+    let (m, b) = eight_mib_meeting("dems-f:delta=30ms", [0.050, 0.270], [0.050, 0.270]);
     assert_saturated(&m, &b);
     let eq13 = 2.0 * delta_s * harmonic(b[0], b[1]);
     println!(
@@ -289,18 +285,7 @@ fn eq13_adaptive_reinjection_bytes() {
 /// subflow's unacknowledged bytes (RTT1·BW1), less than Eq. 10's (RTT1 + ΔOWD)·BW1BW2/(BW1+BW2).
 #[test]
 fn eq10_breaks_down_with_large_delta_owd() {
-    let rates = [7_040e3, 9_185e3];
-    let sc = scenario(
-        vec![
-            path("wifi", rates[0], 0.050, 0.050, 0.0),
-            path("lte", rates[1], 0.270, 0.270, 0.0),
-        ],
-        two_chunks(8 * MIB, 2.0),
-        "cubic",
-    );
-    let (_, tr) = mpsched_sim::run_traced(&sc, "dems-s", 1).expect("runs");
-    let m = meeting(&tr, 2, 8 * MIB);
-    let b = [payload_rate(rates[0]), payload_rate(rates[1])];
+    let (m, b) = eight_mib_meeting("dems-s", [0.050, 0.270], [0.050, 0.270]);
     let rtt = [m.owd_s[0] + 0.025, m.owd_s[1] + 0.135];
     let eq10 = harmonic(b[0], b[1]) * (rtt[0] + rtt[1]);
     println!(

@@ -555,10 +555,10 @@ impl Dems {
             Reinjection::None => false,
             Reinjection::Simple => true,
             // Lines 10-13 (Eq. 11) for the small-OWD subflow; lines 15-18 with nothing left
-            // untransmitted and Eq. 12 for the large one. The copy to beat is on the other
-            // subflow (the only one).
+            // untransmitted and Eq. 12 for the large one (`may_send_new` never withholds the
+            // small one). The copy to beat is on the other subflow (the only one).
             Reinjection::Adaptive => {
-                (i == view.smallest() || self.may_send_new(view, i, 0))
+                self.may_send_new(view, i, 0)
                     && match (0..view.n as PathId).find(|&q| q != i && rec.sent_on(q)) {
                         Some(q) => {
                             let t_q = rec.tx_time[q as usize]?;

@@ -156,7 +156,6 @@ pub struct SubflowSender {
     // Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation).
     delivered: u64,
     delivered_time: Time,
-    delivery_rate_bps: f64,
     /// Linux `tp->app_limited`: nonzero while the data delivered so far has not yet passed
     /// the point where the subflow last had window space and nothing to send.
     app_limited_until: u64,
@@ -241,7 +240,6 @@ impl SubflowSender {
             tlp_out: false,
             delivered: 0,
             delivered_time: Time::ZERO,
-            delivery_rate_bps: 0.0,
             app_limited_until: 0,
             bytes_sent: 0,
             bytes_acked: 0,
@@ -297,10 +295,6 @@ impl SubflowSender {
     }
     pub fn rto(&self) -> Duration {
         self.rtt.rto()
-    }
-    /// Delivery-rate estimate, bits per second (0 before the first sample).
-    pub fn delivery_rate_bps(&self) -> f64 {
-        self.delivery_rate_bps
     }
     pub fn state(&self) -> SubflowState {
         if self.rto_recovery_point.is_some() {
@@ -614,7 +608,6 @@ impl SubflowSender {
             if interval.0 > 0 && interval >= min_rtt {
                 let rate =
                     (self.delivered - delivered_at_send) as f64 * 8.0 / interval.as_secs_f64();
-                self.delivery_rate_bps = rate;
                 out.rate_sample = Some(RateSample {
                     bps: rate,
                     app_limited,
