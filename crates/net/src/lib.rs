@@ -1,0 +1,3 @@
+//! mpsched-net: the real multipath transport over kernel TCP.
+
+pub mod proxy;
