@@ -45,7 +45,10 @@ struct Args {
 }
 
 fn parse(argv: &[String]) -> Result<Args, String> {
-    let mode = argv.first().cloned().ok_or("missing mode: server or client")?;
+    let mode = argv
+        .first()
+        .cloned()
+        .ok_or("missing mode: server or client")?;
     if mode != "server" && mode != "client" {
         return Err(format!("unknown mode \"{mode}\" (server or client)"));
     }
@@ -84,7 +87,9 @@ fn parse(argv: &[String]) -> Result<Args, String> {
             "--socks" => a.socks = addr(val()?)?,
             "--path" => a.paths.push(val()?.parse()?),
             "--psk-file" => a.psk_file = Some(val()?),
-            "--allow" => a.allow.push(val()?.parse().map_err(|e| format!("--allow: {e}"))?),
+            "--allow" => a
+                .allow
+                .push(val()?.parse().map_err(|e| format!("--allow: {e}"))?),
             "--policy" => a.policy = Some(val()?),
             "--fresh-subflows" => a.fresh = true,
             "--cc" => a.sock.cc = val()?,
@@ -159,7 +164,10 @@ async fn run(a: Args) -> Result<(), String> {
         let l = tokio::net::TcpListener::bind(listen)
             .await
             .map_err(|e| format!("cannot listen on {listen}: {e}"))?;
-        eprintln!("mpsched-proxy: server listening on {}", l.local_addr().map_err(|e| e.to_string())?);
+        eprintln!(
+            "mpsched-proxy: server listening on {}",
+            l.local_addr().map_err(|e| e.to_string())?
+        );
         let s = Server::new(ServerConfig {
             psk,
             allow: AllowList::new(a.allow),

@@ -114,7 +114,17 @@ mod tests {
     #[test]
     fn default_list_loopback_and_private_refused() {
         let l = AllowList::new(vec![]);
-        for a in ["127.0.0.1", "10.1.2.3", "192.168.0.1", "172.20.0.1", "::1", "::ffff:127.0.0.1", "fd00::1", "169.254.1.1", "0.0.0.0"] {
+        for a in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "192.168.0.1",
+            "172.20.0.1",
+            "::1",
+            "::ffff:127.0.0.1",
+            "fd00::1",
+            "169.254.1.1",
+            "0.0.0.0",
+        ] {
             assert!(!l.permits(ip(a)), "{a}");
         }
     }
@@ -129,7 +139,10 @@ mod tests {
 
     #[test]
     fn allowed_cidr_opens_only_its_range() {
-        let l = AllowList::new(vec!["127.0.0.0/8".parse().unwrap(), "10.0.1.0/24".parse().unwrap()]);
+        let l = AllowList::new(vec![
+            "127.0.0.0/8".parse().unwrap(),
+            "10.0.1.0/24".parse().unwrap(),
+        ]);
         assert!(l.permits(ip("127.0.0.5")));
         assert!(l.permits(ip("10.0.1.200")));
         assert!(!l.permits(ip("10.0.2.1")));
@@ -137,7 +150,10 @@ mod tests {
 
     #[test]
     fn bad_cidr_is_refused_with_its_text() {
-        assert!("10.0.0.0/33".parse::<Cidr>().unwrap_err().contains("10.0.0.0/33"));
+        assert!("10.0.0.0/33"
+            .parse::<Cidr>()
+            .unwrap_err()
+            .contains("10.0.0.0/33"));
         assert!("nonsense".parse::<Cidr>().is_err());
     }
 }

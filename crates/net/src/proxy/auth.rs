@@ -45,7 +45,12 @@ impl Psk {
         Ok(Psk(s.to_vec()))
     }
 
-    fn mac(&self, label: &[u8], hello: &[u8; HELLO_LEN], server_nonce: &[u8; NONCE_LEN]) -> HmacSha256 {
+    fn mac(
+        &self,
+        label: &[u8],
+        hello: &[u8; HELLO_LEN],
+        server_nonce: &[u8; NONCE_LEN],
+    ) -> HmacSha256 {
         let mut m = HmacSha256::new_from_slice(&self.0).expect("HMAC takes any key length");
         m.update(label);
         m.update(hello);
@@ -54,16 +59,36 @@ impl Psk {
     }
 
     pub fn client_proof(&self, hello: &[u8; HELLO_LEN], ns: &[u8; NONCE_LEN]) -> [u8; MAC_LEN] {
-        self.mac(CLIENT_LABEL, hello, ns).finalize().into_bytes().into()
+        self.mac(CLIENT_LABEL, hello, ns)
+            .finalize()
+            .into_bytes()
+            .into()
     }
     pub fn server_proof(&self, hello: &[u8; HELLO_LEN], ns: &[u8; NONCE_LEN]) -> [u8; MAC_LEN] {
-        self.mac(SERVER_LABEL, hello, ns).finalize().into_bytes().into()
+        self.mac(SERVER_LABEL, hello, ns)
+            .finalize()
+            .into_bytes()
+            .into()
     }
-    pub fn verify_client(&self, hello: &[u8; HELLO_LEN], ns: &[u8; NONCE_LEN], proof: &[u8]) -> bool {
-        self.mac(CLIENT_LABEL, hello, ns).verify_slice(proof).is_ok()
+    pub fn verify_client(
+        &self,
+        hello: &[u8; HELLO_LEN],
+        ns: &[u8; NONCE_LEN],
+        proof: &[u8],
+    ) -> bool {
+        self.mac(CLIENT_LABEL, hello, ns)
+            .verify_slice(proof)
+            .is_ok()
     }
-    pub fn verify_server(&self, hello: &[u8; HELLO_LEN], ns: &[u8; NONCE_LEN], proof: &[u8]) -> bool {
-        self.mac(SERVER_LABEL, hello, ns).verify_slice(proof).is_ok()
+    pub fn verify_server(
+        &self,
+        hello: &[u8; HELLO_LEN],
+        ns: &[u8; NONCE_LEN],
+        proof: &[u8],
+    ) -> bool {
+        self.mac(SERVER_LABEL, hello, ns)
+            .verify_slice(proof)
+            .is_ok()
     }
 }
 

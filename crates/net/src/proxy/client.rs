@@ -45,7 +45,11 @@ impl std::str::FromStr for PathSpec {
         let bind = match v.parse::<IpAddr>() {
             Ok(ip) => Bind::Src(ip),
             Err(_) if v.len() < libc::IFNAMSIZ && !v.contains('/') => Bind::Iface(v.to_string()),
-            Err(_) => return Err(format!("--path \"{s}\": \"{v}\" is no interface name or address")),
+            Err(_) => {
+                return Err(format!(
+                    "--path \"{s}\": \"{v}\" is no interface name or address"
+                ))
+            }
         };
         Ok(PathSpec {
             name: name.to_string(),
@@ -101,10 +105,13 @@ pub async fn connect_subflow(
         session,
         nonce: nonce(),
     };
-    tokio::time::timeout(Duration::from_secs(10), handshake::client(&mut s, &cfg.psk, &hello))
-        .await
-        .map_err(|_| format!("path {}: authentication timed out", spec.name))?
-        .map_err(|e| format!("path {}: {e}", spec.name))?;
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        handshake::client(&mut s, &cfg.psk, &hello),
+    )
+    .await
+    .map_err(|_| format!("path {}: authentication timed out", spec.name))?
+    .map_err(|e| format!("path {}: {e}", spec.name))?;
     Ok(s)
 }
 
@@ -221,17 +228,17 @@ impl Client {
     }
 
     async fn handle(&self, mut s: TcpStream, peer: SocketAddr) -> Result<(), String> {
-        let target = match tokio::time::timeout(Duration::from_secs(10), socks::accept(&mut s)).await
-        {
-            Err(_) => return Err(format!("socks {peer}: request timed out")),
-            Ok(Err(e)) => {
-                if let Some(code) = e.reply {
-                    let _ = s.write_all(&socks::reply(code)).await;
+        let target =
+            match tokio::time::timeout(Duration::from_secs(10), socks::accept(&mut s)).await {
+                Err(_) => return Err(format!("socks {peer}: request timed out")),
+                Ok(Err(e)) => {
+                    if let Some(code) = e.reply {
+                        let _ = s.write_all(&socks::reply(code)).await;
+                    }
+                    return Err(format!("{peer}: {}", e.msg));
                 }
-                return Err(format!("{peer}: {}", e.msg));
-            }
-            Ok(Ok(t)) => t,
-        };
+                Ok(Ok(t)) => t,
+            };
         let sched = self
             .cfg
             .policy

@@ -83,7 +83,11 @@ impl Conn {
     /// Queue application bytes (non-API mode of §5: the meta buffer is the chunk).
     pub fn push_app(&mut self, data: &[u8]) {
         let n = self.meta.write(data.len() as u64, false);
-        debug_assert_eq!(n, data.len() as u64, "credit keeps writes within the buffer");
+        debug_assert_eq!(
+            n,
+            data.len() as u64,
+            "credit keeps writes within the buffer"
+        );
         self.bytes.extend(&data[..n as usize]);
     }
 

@@ -17,7 +17,9 @@ pub async fn client(s: &mut TcpStream, psk: &Psk, hello: &Hello) -> Result<(), S
     s.write_all(&h).await.map_err(lost)?;
     let mut ns = [0u8; CHALLENGE_LEN];
     s.read_exact(&mut ns).await.map_err(lost)?;
-    s.write_all(&psk.client_proof(&h, &ns)).await.map_err(lost)?;
+    s.write_all(&psk.client_proof(&h, &ns))
+        .await
+        .map_err(lost)?;
     let mut proof = [0u8; PROOF_LEN];
     s.read_exact(&mut proof).await.map_err(lost)?;
     if !psk.verify_server(&h, &ns, &proof) {

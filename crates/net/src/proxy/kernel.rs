@@ -136,9 +136,13 @@ impl Default for SocketOpts {
 
 impl SocketOpts {
     pub fn apply(&self, fd: &impl AsRawFd) -> std::io::Result<()> {
-        setsockopt_raw(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, self.cc.as_bytes()).map_err(
-            |e| std::io::Error::new(e.kind(), format!("TCP_CONGESTION {:?}: {e}", self.cc)),
-        )?;
+        setsockopt_raw(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            self.cc.as_bytes(),
+        )
+        .map_err(|e| std::io::Error::new(e.kind(), format!("TCP_CONGESTION {:?}: {e}", self.cc)))?;
         let one: i32 = 1;
         setsockopt_raw(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, &one.to_ne_bytes())?;
         if let Some(l) = self.notsent_lowat {
@@ -150,10 +154,20 @@ impl SocketOpts {
             )?;
         }
         if let Some(b) = self.sndbuf {
-            setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, &(b as i32).to_ne_bytes())?;
+            setsockopt_raw(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                &(b as i32).to_ne_bytes(),
+            )?;
         }
         if let Some(b) = self.rcvbuf {
-            setsockopt_raw(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &(b as i32).to_ne_bytes())?;
+            setsockopt_raw(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                &(b as i32).to_ne_bytes(),
+            )?;
         }
         Ok(())
     }
@@ -249,11 +263,11 @@ impl SubflowView for KernelView {
         self.info.bytes_acked
     }
     fn delivery_rate_bps(&self) -> Option<f64> {
-        (self.info.delivery_rate > 0).then(|| self.info.delivery_rate as f64 * 8.0)
+        (self.info.delivery_rate > 0).then_some(self.info.delivery_rate as f64 * 8.0)
     }
     fn pacing_rate_bps(&self) -> Option<f64> {
         let r = self.info.pacing_rate;
-        (r > 0 && r != u64::MAX).then(|| r as f64 * 8.0)
+        (r > 0 && r != u64::MAX).then_some(r as f64 * 8.0)
     }
     fn notsent_bytes(&self) -> u64 {
         self.info.notsent_bytes as u64

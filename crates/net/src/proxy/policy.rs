@@ -127,8 +127,12 @@ scheduler = "redundant"
 
     #[test]
     fn unknown_scheduler_names_the_rule() {
-        let e = Policy::parse("[[rule]]\nport = 1\nscheduler = \"nope\"\n", "p.toml", &names())
-            .unwrap_err();
+        let e = Policy::parse(
+            "[[rule]]\nport = 1\nscheduler = \"nope\"\n",
+            "p.toml",
+            &names(),
+        )
+        .unwrap_err();
         assert!(e.starts_with("p.toml: rule 1: scheduler:"), "{e}");
     }
 

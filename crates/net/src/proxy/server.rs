@@ -167,14 +167,19 @@ impl Server {
 
 /// The destination's first allowed address, connected; or the SOCKS5 reply code.
 pub async fn connect_upstream(allow: &AllowList, host: &str, port: u16) -> Result<TcpStream, u8> {
-    let addrs: Vec<SocketAddr> =
-        match tokio::time::timeout(Duration::from_secs(10), tokio::net::lookup_host((host, port)))
-            .await
-        {
-            Ok(Ok(a)) => a.collect(),
-            _ => return Err(socks::HOST_UNREACHABLE),
-        };
-    let allowed: Vec<SocketAddr> = addrs.into_iter().filter(|a| allow.permits(a.ip())).collect();
+    let addrs: Vec<SocketAddr> = match tokio::time::timeout(
+        Duration::from_secs(10),
+        tokio::net::lookup_host((host, port)),
+    )
+    .await
+    {
+        Ok(Ok(a)) => a.collect(),
+        _ => return Err(socks::HOST_UNREACHABLE),
+    };
+    let allowed: Vec<SocketAddr> = addrs
+        .into_iter()
+        .filter(|a| allow.permits(a.ip()))
+        .collect();
     if allowed.is_empty() {
         return Err(socks::NOT_ALLOWED);
     }

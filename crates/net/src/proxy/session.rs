@@ -451,7 +451,12 @@ impl Session {
         true
     }
 
-    fn new_conn(&mut self, id: u32, s: Box<dyn mpsched_core::sched::Scheduler>, label: String) -> Conn {
+    fn new_conn(
+        &mut self,
+        id: u32,
+        s: Box<dyn mpsched_core::sched::Scheduler>,
+        label: String,
+    ) -> Conn {
         self.served += 1;
         Conn::new(
             id,
@@ -534,7 +539,8 @@ impl Session {
                         &mut self.penalties,
                     );
                     let data_ack = ctx.meta().data_ack();
-                    c.sched.on_event(&mut ctx, &SchedEvent::DataAck { data_ack });
+                    c.sched
+                        .on_event(&mut ctx, &SchedEvent::DataAck { data_ack });
                     self.ignored_penalties += self.penalties.len() as u64;
                     self.penalties.clear();
                 }
@@ -628,7 +634,10 @@ impl Session {
             return;
         };
         self.io.remove(&conn);
-        let dur = self.started.remove(&conn).map(|t| t.elapsed().as_secs_f64());
+        let dur = self
+            .started
+            .remove(&conn)
+            .map(|t| t.elapsed().as_secs_f64());
         if let Some(s) = &self.cfg.stats {
             let _ = s.send(
                 serde_json::json!({
@@ -747,15 +756,22 @@ impl Session {
                 }
             });
         }
-        let mut ctx =
-            SchedCtx::with_subflows(now, &self.views, &mut c.meta, &self.est, &mut self.penalties);
+        let mut ctx = SchedCtx::with_subflows(
+            now,
+            &self.views,
+            &mut c.meta,
+            &self.est,
+            &mut self.penalties,
+        );
         let a = c.sched.next(&mut ctx);
         // A kernel subflow cannot be made to halve its window from user space.
         self.ignored_penalties += self.penalties.len() as u64;
         self.penalties.clear();
         let any_dead = self.views.iter().any(|v| !v.alive);
         match a {
-            Some(a) if (a.path as usize) < self.views.len() && self.views[a.path as usize].alive => {
+            Some(a)
+                if (a.path as usize) < self.views.len() && self.views[a.path as usize].alive =>
+            {
                 let p = a.path as usize;
                 let ok = self.subflows[p].out.is_empty()
                     && self.views[p].has_cwnd_space()
@@ -999,8 +1015,8 @@ pub async fn write_app(
             }
             AppMsg::Reset => {
                 // SO_LINGER 0: the application sees a reset, not a clean end.
-                let _ = socket2::SockRef::from(wr.as_ref())
-                    .set_linger(Some(std::time::Duration::ZERO));
+                let _ =
+                    socket2::SockRef::from(wr.as_ref()).set_linger(Some(std::time::Duration::ZERO));
                 return;
             }
         }

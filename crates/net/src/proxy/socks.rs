@@ -54,13 +54,19 @@ pub async fn accept(s: &mut TcpStream) -> Result<Target, SocksError> {
     let mut head = [0u8; 2];
     s.read_exact(&mut head).await.map_err(io)?;
     if head[0] != 5 {
-        return Err(fail(None, format!("socks: version {} is not SOCKS5", head[0])));
+        return Err(fail(
+            None,
+            format!("socks: version {} is not SOCKS5", head[0]),
+        ));
     }
     let mut methods = vec![0u8; head[1] as usize];
     s.read_exact(&mut methods).await.map_err(io)?;
     if !methods.contains(&NO_AUTH) {
         s.write_all(&[5, NO_ACCEPTABLE_METHOD]).await.map_err(io)?;
-        return Err(fail(None, "socks: client offers no method without authentication"));
+        return Err(fail(
+            None,
+            "socks: client offers no method without authentication",
+        ));
     }
     s.write_all(&[5, NO_AUTH]).await.map_err(io)?;
     let mut req = [0u8; 4];

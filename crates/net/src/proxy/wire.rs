@@ -436,15 +436,20 @@ mod tests {
     use proptest::prelude::*;
 
     fn owd() -> impl Strategy<Value = OwdSample> {
-        (any::<u8>(), any::<u64>(), any::<u64>(), any::<u32>(), any::<u64>()).prop_map(
-            |(path, dsn, send_time, bif, recv_time)| OwdSample {
+        (
+            any::<u8>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u32>(),
+            any::<u64>(),
+        )
+            .prop_map(|(path, dsn, send_time, bif, recv_time)| OwdSample {
                 path,
                 dsn,
                 send_time,
                 bif,
                 recv_time,
-            },
-        )
+            })
     }
 
     /// Owned stand-in for a frame, so proptest can generate the borrowed fields.
@@ -519,7 +524,12 @@ mod tests {
             )
                 .prop_map(|(a, b, c, d, e)| Owned::Ack(a, b, c, d, e)),
             (any::<u32>(), any::<u64>()).prop_map(|(a, b)| Owned::Window(a, b)),
-            (any::<u32>(), any::<u16>(), "[a-z0-9.:-]{0,255}", "[a-z0-9:=.-]{0,40}")
+            (
+                any::<u32>(),
+                any::<u16>(),
+                "[a-z0-9.:-]{0,255}",
+                "[a-z0-9:=.-]{0,40}"
+            )
                 .prop_map(|(a, b, c, d)| Owned::Open(a, b, c, d)),
             (any::<u32>(), any::<u8>()).prop_map(|(a, b)| Owned::Opened(a, b)),
             (any::<u32>(), any::<u64>()).prop_map(|(a, b)| Owned::Close(a, b)),
