@@ -28,6 +28,9 @@ bench: build
 # The extension, built in release mode into the venv (with the dev extras: pytest, ruff, ...).
 build: venv
 	$(VENV)/bin/maturin develop --release --extras dev -q
+	$(CARGO) build --release -p mpsched-net --bins
+	@# Every mpsched-* binary next to the venv's Python (python/mpsched/netbin.py finds them).
+	install -m 755 $$(find target/release -maxdepth 1 -type f -name 'mpsched-*' -perm -u+x) $(VENV)/bin/
 
 venv: $(VENV)/bin/maturin
 
