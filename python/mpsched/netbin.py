@@ -26,4 +26,6 @@ def find_binary(name: str) -> Path:
     found = shutil.which(name)
     if found:
         return Path(found)
-    raise ExtensionMissingError(f"{name} is not built; run `make build` (it installs {name} into the venv)")
+    raise ExtensionMissingError(
+        f"{name} is not built; run `make build` (it installs {name} into the venv)"
+    )

@@ -18,7 +18,6 @@ import threading
 import pytest
 
 from conftest import PACKAGE_PARENT, assert_user_error, run_cli
-
 from mpsched.errors import ExtensionMissingError
 from mpsched.netbin import find_binary
 
