@@ -44,7 +44,18 @@ fn spawn(args: &[&str]) -> (Proc, SocketAddr) {
         .expect("run mpsched-proxy");
     let err = c.stderr.take().unwrap();
     let mut lines = BufReader::new(err).lines();
-    let line = lines.next().expect("a line from mpsched-proxy").unwrap();
+    let mut seen = Vec::new();
+    let line = loop {
+        let l = lines
+            .next()
+            .unwrap_or_else(|| panic!("mpsched-proxy exited: {seen:?}"))
+            .unwrap();
+        if l.contains(" on ") {
+            break l;
+        }
+        eprintln!("{l}");
+        seen.push(l);
+    };
     let addr = line
         .rsplit(' ')
         .next()
@@ -249,6 +260,27 @@ fn killed_subflow_mid_transfer_connection_survives_on_other_path() {
     assert!(
         got == pattern(N, 7),
         "bytes differ after the subflow was killed"
+    );
+    // The path comes back: the client connects it again (client::RECONNECT, 1 s).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = Command::new("ss")
+            .args(["-tn", "state", "established"])
+            .arg(&filter)
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains("127.0.0.3") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "path b was not reconnected");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
+    let mut again = Vec::new();
+    s.read_to_end(&mut again).unwrap();
+    assert!(
+        again == pattern(N, 7),
+        "bytes differ after the path came back"
     );
 }
 

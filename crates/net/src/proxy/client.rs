@@ -121,21 +121,15 @@ pub async fn open_session(cfg: &ClientConfig) -> Result<mpsc::Sender<Event>, Str
     let (tx, rx) = mpsc::channel(1024);
     let mut up = 0;
     let mut first_err = None;
+    let mut first = Vec::new();
     for p in 0..cfg.paths.len() {
         match connect_subflow(cfg, p, id).await {
             Ok(s) => {
-                let s = Arc::new(s);
-                let _ = tx
-                    .send(Event::SubflowUp {
-                        path: p as u8,
-                        stream: s.clone(),
-                    })
-                    .await;
-                tokio::spawn(read_subflow(p as u8, s, tx.clone()));
+                first.push(Some(s));
                 up += 1;
             }
             Err(e) => {
-                eprintln!("mpsched-proxy: warning: {e}");
+                first.push(None);
                 first_err.get_or_insert(e);
             }
         }
@@ -143,10 +137,48 @@ pub async fn open_session(cfg: &ClientConfig) -> Result<mpsc::Sender<Event>, Str
     if up == 0 {
         return Err(first_err.unwrap_or_else(|| "no paths".into()));
     }
+    if let Some(e) = &first_err {
+        eprintln!("mpsched-proxy: warning: {e} (retrying every {RECONNECT:?})");
+    }
+    for (p, s) in first.into_iter().enumerate() {
+        tokio::spawn(keep_subflow(cfg.clone(), p, id, s, tx.clone()));
+    }
     let mut scfg = cfg.session.clone();
     scfg.single_conn = cfg.fresh_subflows;
     tokio::spawn(Session::new(scfg, None, tx.clone()).run(rx));
     Ok(tx)
+}
+
+/// How long a failed path waits before it connects again.
+pub const RECONNECT: Duration = Duration::from_secs(1);
+
+/// Keep path `p`'s subflow up for the session's lifetime: run it, and when it fails, connect
+/// again (warm sessions outlive a path's outage).
+async fn keep_subflow(
+    cfg: ClientConfig,
+    p: usize,
+    session: u64,
+    mut s: Option<TcpStream>,
+    tx: mpsc::Sender<Event>,
+) {
+    loop {
+        if let Some(stream) = s.take() {
+            let stream = Arc::new(stream);
+            let up = Event::SubflowUp {
+                path: p as u8,
+                stream: stream.clone(),
+            };
+            if tx.send(up).await.is_err() {
+                return;
+            }
+            read_subflow(p as u8, stream, tx.clone()).await;
+        }
+        tokio::time::sleep(RECONNECT).await;
+        if tx.is_closed() {
+            return;
+        }
+        s = connect_subflow(&cfg, p, session).await.ok();
+    }
 }
 
 /// `single:NAME` names a client path; the server knows paths by number (`p0`, `p1`, ...).
