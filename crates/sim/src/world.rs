@@ -653,7 +653,9 @@ impl<'a> World<'a> {
             }
             let path = &mut self.paths[p];
             let lose = path.fwd_loss > 0.0 && path.fwd_rng.gen::<f64>() < path.fwd_loss;
-            let r = path.fwd.enqueue(self.now, Down::Data(seg), seg.wire_len(), lose);
+            let r = path
+                .fwd
+                .enqueue(self.now, Down::Data(seg), seg.wire_len(), lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, FWD_SERVICE), t);
             }
@@ -668,7 +670,9 @@ impl<'a> World<'a> {
             let p = ack.path as usize;
             let path = &mut self.paths[p];
             let lose = path.rev_loss > 0.0 && path.rev_rng.gen::<f64>() < path.rev_loss;
-            let r = path.rev.enqueue(self.now, Up::Ack(ack), ack.wire_len(), lose);
+            let r = path
+                .rev
+                .enqueue(self.now, Up::Ack(ack), ack.wire_len(), lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
             }

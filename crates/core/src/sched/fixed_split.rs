@@ -152,7 +152,13 @@ mod tests {
         ex.at(0).write(5);
         assert_eq!(
             ex.send(),
-            [(0, 0, New), (0, 1, New), (0, 2, New), (1, 3, New), (1, 4, New)]
+            [
+                (0, 0, New),
+                (0, 1, New),
+                (0, 2, New),
+                (1, 3, New),
+                (1, 4, New)
+            ]
         );
     }
 
@@ -161,7 +167,10 @@ mod tests {
         let mut ex = exchange(&[4 * MSS, 0], 2);
         ex.at(0).write(6);
         // Path 0 may send two of its four; path 1 its two: nobody takes the other's.
-        assert_eq!(ex.send(), [(0, 0, New), (0, 1, New), (1, 4, New), (1, 5, New)]);
+        assert_eq!(
+            ex.send(),
+            [(0, 0, New), (0, 1, New), (1, 4, New), (1, 5, New)]
+        );
         ex.at(10).ack(0, 2, 1 << 10);
         assert_eq!(ex.send(), [(0, 2, New), (0, 3, New)]);
     }
