@@ -90,15 +90,63 @@ fn udp_in(ns: &str, addr: String, port: u16) -> io::Result<UdpSocket> {
     })
 }
 
-/// Arrivals: (sequence number, send time, receive time), all ns.
+/// CLOCK_REALTIME ns: the clock of the kernel's receive timestamps (SO_TIMESTAMPNS), which the
+/// probes are stamped with too, so that neither end's scheduling delay enters the measurement.
+fn real_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One datagram and its kernel receive time (CLOCK_REALTIME ns).
+fn recv_stamped(fd: i32, buf: &mut [u8]) -> io::Result<(usize, u64)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    let mut control = [0u64; 16];
+    // SAFETY: msghdr is plain data; the pointers set below outlive the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&control);
+    // SAFETY: msg describes valid buffers.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = real_ns();
+    // SAFETY: walking the control messages the kernel wrote into `control`.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
+}
+
+/// Arrivals: (sequence number, send time, receive time), all CLOCK_REALTIME ns.
 fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)>> {
+    sys::precise_timing();
     sock.set_read_timeout(Some(Duration::from_millis(20)))?;
+    let one: libc::c_int = 1;
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    sys::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one, "SO_TIMESTAMPNS")?;
     let mut buf = [0u8; 2048];
     let mut got = Vec::new();
     while mono_ns() < until_ns {
-        match sock.recv(&mut buf) {
-            Ok(n) if n >= 12 => {
-                let now = mono_ns();
+        match recv_stamped(fd, &mut buf) {
+            Ok((n, now)) if n >= 12 => {
                 let seq = u32::from_be_bytes(buf[..4].try_into().unwrap());
                 let sent = u64::from_be_bytes(buf[4..12].try_into().unwrap());
                 got.push((seq, sent, now));
@@ -117,6 +165,7 @@ fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)
 
 /// Sends `count` datagrams of `payload` bytes at `pps`, stamping sequence and send time.
 fn send_paced(sock: &UdpSocket, to: SocketAddrV4, payload: usize, pps: f64, count: u64) -> io::Result<()> {
+    sys::precise_timing();
     let mut buf = vec![0u8; payload];
     let start = mono_ns();
     let mut sent = 0u64;
@@ -124,7 +173,7 @@ fn send_paced(sock: &UdpSocket, to: SocketAddrV4, payload: usize, pps: f64, coun
         let due = (((mono_ns() - start) as f64 / 1e9) * pps) as u64 + 1;
         while sent < due.min(count) {
             buf[..4].copy_from_slice(&(sent as u32).to_be_bytes());
-            buf[4..12].copy_from_slice(&mono_ns().to_be_bytes());
+            buf[4..12].copy_from_slice(&real_ns().to_be_bytes());
             match sock.send_to(&buf, to) {
                 Ok(_) => {}
                 // A full socket buffer at the sender is the sender's loss, not the link's.
@@ -170,7 +219,7 @@ fn check_dir(topo: &Topology, i: usize, name: &str, spec: &LinkSpec, forward: bo
     let receiver = std::thread::spawn(move || receive_all(rx, until));
     send_paced(&tx, to, PROBE_PAYLOAD, 1.0 / interval, probes)?;
     let got = receiver.join().map_err(|_| io::Error::other("receiver panicked"))??;
-    let mut owd: Vec<f64> = got.iter().map(|&(_, s, r)| (r - s) as f64 / 1e6).collect();
+    let mut owd: Vec<f64> = got.iter().map(|&(_, s, r)| r.saturating_sub(s) as f64 / 1e6).collect();
     owd.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let delay_expected_ms = (spec.delay_s + ser(probe_frame)) * 1e3;
     let delay_mean_ms = owd.iter().sum::<f64>() / owd.len().max(1) as f64;
@@ -216,7 +265,7 @@ fn check_dir(topo: &Topology, i: usize, name: &str, spec: &LinkSpec, forward: bo
         out.rate_expected_bps = Some(rate_bps);
         out.rate_measured_bps = Some(measured);
         out.rate_error_pct = Some((measured / rate_bps - 1.0) * 100.0);
-        let max_owd = got.iter().map(|&(_, s, r)| r - s).max().unwrap() as f64 / 1e9;
+        let max_owd = got.iter().map(|&(_, s, r)| r.saturating_sub(s)).max().unwrap() as f64 / 1e9;
         let base = spec.delay_s + ser(frame);
         out.queue_measured_ms = Some((max_owd - base) * 1e3);
         out.queue_expected_ms = limit.map(|b| b as f64 * 8.0 / rate_bps * 1e3);

@@ -48,8 +48,8 @@ pub struct DirStats {
     pub payload_bytes: u64,
     /// TCP payload delivered that extends its flow's highest sequence number (new data).
     pub new_payload_bytes: u64,
-    /// When the last frame carrying new TCP payload was delivered.
-    pub last_new_payload_ns: Option<u64>,
+    /// When the last frame carrying TCP payload was delivered.
+    pub last_payload_ns: Option<u64>,
     pub dropped_queue: u64,
     pub dropped_loss: u64,
     pub dropped_outage: u64,
@@ -213,11 +213,14 @@ impl Dir {
         }
         self.stats.payload_bytes += u64::from(len);
         let end = seq.wrapping_add(len);
+        // Any payload, retransmissions too: a hole filled late is the path's last byte.
+        self.stats.last_payload_ns = Some(at_rel);
         let high = *self.flows.entry(key).or_insert(seq);
         let ahead = end.wrapping_sub(high) as i32;
         if ahead > 0 {
-            self.stats.new_payload_bytes += u64::from((ahead as u32).min(len));
-            self.stats.last_new_payload_ns = Some(at_rel);
+            // Bytes of a hole count when the segment beyond it arrives, so that the total is
+            // the flow's highest sequence number minus its first: each byte once.
+            self.stats.new_payload_bytes += ahead as u64;
             self.flows.insert(key, end);
         }
     }
@@ -403,7 +406,18 @@ mod tests {
         d.account_tcp(&frame(1100, 500, 0x10), 4);
         assert_eq!(d.stats.payload_bytes, 2500);
         assert_eq!(d.stats.new_payload_bytes, 1500);
-        assert_eq!(d.stats.last_new_payload_ns, Some(4));
+        assert_eq!(d.stats.last_payload_ns, Some(4));
+    }
+
+    #[test]
+    fn hole_counts_once_when_filled_or_passed() {
+        let mut d = dir();
+        d.account_tcp(&frame(99, 0, 0x02), 1);
+        d.account_tcp(&frame(100, 1000, 0x10), 2);
+        d.account_tcp(&frame(2100, 1000, 0x10), 3);
+        d.account_tcp(&frame(1100, 1000, 0x10), 4);
+        assert_eq!(d.stats.new_payload_bytes, 3000);
+        assert_eq!(d.stats.last_payload_ns, Some(4));
     }
 
     #[test]

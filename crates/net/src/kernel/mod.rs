@@ -352,7 +352,7 @@ fn result(sc: &Scenario, mode: &Mode, t: &ClientTimes, requests: &[u64], epoch: 
         bytes.insert(p.name.clone(), json!(fwd.new_payload_bytes));
         sent.insert(p.name.clone(), json!(fwd.payload_bytes));
         drops.insert(p.name.clone(), json!(fwd.dropped_queue + fwd.dropped_loss + fwd.dropped_outage));
-        let l = fwd.last_new_payload_ns.map(|ns| secs(ns.saturating_sub(connect_rel)));
+        let l = fwd.last_payload_ns.map(|ns| secs(ns.saturating_sub(connect_rel)));
         if let Some(x) = l {
             if fwd.new_payload_bytes > 0 {
                 lasts.push(x);
