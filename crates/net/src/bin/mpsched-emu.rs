@@ -122,13 +122,16 @@ fn up(args: &Args) {
         let log_dir = emu::run_root();
         std::fs::create_dir_all(&log_dir).unwrap_or_else(|e| fail(format!("{}: {e}", log_dir.display())));
         let log = std::fs::File::create(log_dir.join(format!("{id}.log"))).unwrap_or_else(|e| fail(e));
+        // The scenario goes to a file: the child cannot read our stdin ("-").
+        let sc_file = log_dir.join(format!("{id}.scenario.json"));
+        std::fs::write(&sc_file, serde_json::to_vec(&sc).unwrap()).unwrap_or_else(|e| fail(e));
         let mut cmd = Command::new(me);
-        cmd.arg("up").arg(&args.positional[0]).args(["--id", &id]);
+        cmd.arg("up").arg(&sc_file).args(["--id", &id]);
         if let Some(s) = args.value("--seed") {
             cmd.args(["--seed", s]);
         }
         use std::os::unix::process::CommandExt;
-        let child = cmd
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)
@@ -141,7 +144,7 @@ fn up(args: &Args) {
                 println!("emulator {id} up (pid {}); stop it with `mpsched emu down {id}`", child.id());
                 return;
             }
-            if !emu::sys::is_emulator(child.id() as i32) {
+            if child.try_wait().map_or(true, |st| st.is_some()) {
                 let text = std::fs::read_to_string(emu::run_root().join(format!("{id}.log"))).unwrap_or_default();
                 fail(format!("emulator failed to start: {}", text.trim()));
             }
@@ -186,7 +189,9 @@ fn down(args: &Args) {
                 bad = true;
             }
         }
-        let _ = std::fs::remove_file(emu::run_root().join(format!("{}.log", st.id)));
+        for ext in ["log", "scenario.json"] {
+            let _ = std::fs::remove_file(emu::run_root().join(format!("{}.{ext}", st.id)));
+        }
     }
     if bad {
         exit(1)

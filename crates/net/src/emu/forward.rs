@@ -42,6 +42,9 @@ const MAX_SLEEP_NS: u64 = 10_000_000;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct DirStats {
     pub frames_in: u64,
+    /// TCP payload offered to the link (what the sender put on this path, retransmissions
+    /// included, before any drop): the simulator's `bytes_by_path`.
+    pub payload_bytes_in: u64,
     pub frames_out: u64,
     pub wire_bytes_out: u64,
     /// TCP payload delivered, retransmissions included.
@@ -146,6 +149,9 @@ impl Dir {
 
     fn offer(&mut self, now_rel: u64, frame: Vec<u8>) {
         self.stats.frames_in += 1;
+        if let Some((_, _, len, _)) = tcp_segment(&frame) {
+            self.stats.payload_bytes_in += u64::from(len);
+        }
         if frame.len() > 1514 {
             self.stats.oversize += 1;
             return;

@@ -10,9 +10,10 @@
 //! right before connect(), so outages and traces run from connect() as in the simulator.
 //!
 //! Per-path bytes and last-byte times come from the emulator, which sees every frame of every
-//! path: `bytes_by_path` is new TCP payload delivered to the client per path (retransmissions
-//! excluded, as the simulator's `bytes_by_path`), the last-byte time is when the last frame
-//! carrying new payload reached the client.
+//! path: `bytes_by_path` is the TCP payload the server put on each path, retransmissions
+//! included (DESIGN.md's definition, as the simulator counts it); `new_bytes_by_path` counts
+//! each byte of a subflow's sequence space once, as delivered to the client; the last-byte time
+//! is when the last frame carrying payload reached the client.
 
 use std::io::{self, Read, Write};
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener, TcpStream};
@@ -349,8 +350,8 @@ fn result(sc: &Scenario, mode: &Mode, t: &ClientTimes, requests: &[u64], epoch: 
     let mut lasts = Vec::new();
     let connect_rel = t.connect_start.saturating_sub(epoch);
     for (p, (fwd, rev)) in sc.paths.iter().zip(&snap.paths) {
-        bytes.insert(p.name.clone(), json!(fwd.new_payload_bytes));
-        sent.insert(p.name.clone(), json!(fwd.payload_bytes));
+        bytes.insert(p.name.clone(), json!(fwd.payload_bytes_in));
+        sent.insert(p.name.clone(), json!(fwd.new_payload_bytes));
         drops.insert(p.name.clone(), json!(fwd.dropped_queue + fwd.dropped_loss + fwd.dropped_outage));
         let l = fwd.last_payload_ns.map(|ns| secs(ns.saturating_sub(connect_rel)));
         if let Some(x) = l {
@@ -388,7 +389,7 @@ fn result(sc: &Scenario, mode: &Mode, t: &ClientTimes, requests: &[u64], epoch: 
         "delivered_bytes": t.bytes,
         "goodput_bps": if duration > 0.0 { t.bytes as f64 * 8.0 / duration } else { 0.0 },
         "bytes_by_path": bytes,
-        "payload_bytes_by_path": sent,
+        "new_bytes_by_path": sent,
         "last_byte_s_by_path": last,
         "completion_gap_s": gap,
         "drops_by_path": drops,
