@@ -44,7 +44,9 @@ impl Args {
             if flags.contains(&x.as_str()) {
                 a.options.push((x.clone(), None));
             } else if valued.contains(&x.as_str()) {
-                let v = it.next().unwrap_or_else(|| refuse(format!("{x} needs a value")));
+                let v = it
+                    .next()
+                    .unwrap_or_else(|| refuse(format!("{x} needs a value")));
                 a.options.push((x.clone(), Some(v.clone())));
             } else if x.starts_with("--") {
                 refuse(format!("unknown option {x}"))
@@ -98,13 +100,16 @@ fn preflight() {
 fn pick(args: &Args) -> emu::State {
     let all = emu::list();
     match args.positional.first() {
-        Some(id) => all
-            .into_iter()
-            .find(|s| &s.id == id)
-            .unwrap_or_else(|| refuse(format!("no emulator instance {id:?} (see `mpsched emu list`)"))),
+        Some(id) => all.into_iter().find(|s| &s.id == id).unwrap_or_else(|| {
+            refuse(format!(
+                "no emulator instance {id:?} (see `mpsched emu list`)"
+            ))
+        }),
         None => match all.len() {
             1 => all.into_iter().next().unwrap(),
-            0 => refuse("no emulator instance is running (start one with `mpsched emu up SCENARIO`)"),
+            0 => {
+                refuse("no emulator instance is running (start one with `mpsched emu up SCENARIO`)")
+            }
             _ => refuse("several instances are running: name one (see `mpsched emu list`)"),
         },
     }
@@ -120,8 +125,10 @@ fn up(args: &Args) {
         let id = id.unwrap_or_else(|| format!("{:x}", std::process::id()));
         let me = std::env::current_exe().unwrap_or_else(|e| fail(e));
         let log_dir = emu::run_root();
-        std::fs::create_dir_all(&log_dir).unwrap_or_else(|e| fail(format!("{}: {e}", log_dir.display())));
-        let log = std::fs::File::create(log_dir.join(format!("{id}.log"))).unwrap_or_else(|e| fail(e));
+        std::fs::create_dir_all(&log_dir)
+            .unwrap_or_else(|e| fail(format!("{}: {e}", log_dir.display())));
+        let log =
+            std::fs::File::create(log_dir.join(format!("{id}.log"))).unwrap_or_else(|e| fail(e));
         // The scenario goes to a file: the child cannot read our stdin ("-").
         let sc_file = log_dir.join(format!("{id}.scenario.json"));
         std::fs::write(&sc_file, serde_json::to_vec(&sc).unwrap()).unwrap_or_else(|e| fail(e));
@@ -140,12 +147,19 @@ fn up(args: &Args) {
             .unwrap_or_else(|e| fail(e));
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(20) {
-            if emu::list().iter().any(|s| s.id == id && s.ready && s.pid == child.id() as i32) {
-                println!("emulator {id} up (pid {}); stop it with `mpsched emu down {id}`", child.id());
+            if emu::list()
+                .iter()
+                .any(|s| s.id == id && s.ready && s.pid == child.id() as i32)
+            {
+                println!(
+                    "emulator {id} up (pid {}); stop it with `mpsched emu down {id}`",
+                    child.id()
+                );
                 return;
             }
             if child.try_wait().map_or(true, |st| st.is_some()) {
-                let text = std::fs::read_to_string(emu::run_root().join(format!("{id}.log"))).unwrap_or_default();
+                let text = std::fs::read_to_string(emu::run_root().join(format!("{id}.log")))
+                    .unwrap_or_default();
                 fail(format!("emulator failed to start: {}", text.trim()));
             }
             std::thread::sleep(Duration::from_millis(20));
@@ -155,7 +169,10 @@ fn up(args: &Args) {
     emu::install_signal_handlers();
     let seed = args.number("--seed", 1);
     let mut inst = Instance::up(&sc, id.as_deref(), seed).unwrap_or_else(|e| fail(e));
-    let _ = std::fs::write(inst.dir().join("scenario.json"), serde_json::to_vec(&sc).unwrap());
+    let _ = std::fs::write(
+        inst.dir().join("scenario.json"),
+        serde_json::to_vec(&sc).unwrap(),
+    );
     let names: Vec<String> = inst.topo.namespaces();
     println!(
         "emulator {} up: namespaces {}; client 10.200.N.1, server 10.200.N.2 per path N; Ctrl-C to stop",
@@ -178,7 +195,10 @@ fn down(args: &Args) {
         vec![pick(args)]
     };
     if targets.is_empty() {
-        println!("no emulator instance recorded in {}", emu::run_root().display());
+        println!(
+            "no emulator instance recorded in {}",
+            emu::run_root().display()
+        );
     }
     let mut bad = false;
     for st in &targets {
@@ -217,16 +237,22 @@ fn check_cmd(args: &Args) {
 
 fn kernel_cmd(args: &Args) {
     let sc = scenario(args);
-    let mode = Mode::parse(args.value("--mode").unwrap_or("mptcp"), &sc).unwrap_or_else(|e| refuse(e));
+    let mode =
+        Mode::parse(args.value("--mode").unwrap_or("mptcp"), &sc).unwrap_or_else(|e| refuse(e));
     if !["cubic", "reno"].contains(&sc.transport.cc.as_str()) {
-        refuse(format!("transport.cc = {:?}: the kernel runner sets cubic or reno per socket", sc.transport.cc));
+        refuse(format!(
+            "transport.cc = {:?}: the kernel runner sets cubic or reno per socket",
+            sc.transport.cc
+        ));
     }
     preflight();
     emu::install_signal_handlers();
     let reps = args.number("--reps", 1).max(1) as u32;
     let seed = args.number("--seed", 1);
-    let runs = kernel::run(&sc, &mode, reps, seed, args.value("--id"), &|m| eprintln!("{m}"))
-        .unwrap_or_else(|e| fail(e));
+    let runs = kernel::run(&sc, &mode, reps, seed, args.value("--id"), &|m| {
+        eprintln!("{m}")
+    })
+    .unwrap_or_else(|e| fail(e));
     let out = serde_json::json!({"scheduler": mode.label(&sc), "runs": runs, "scenario": sc});
     println!("{out}");
 }
@@ -242,12 +268,28 @@ fn main() {
         "check" => check_cmd(&Args::parse(rest, &["--json"], &[])),
         "list" => {
             for s in emu::list() {
-                let alive = if emu::sys::is_emulator(s.pid) { "running" } else { "dead (run `down`)" };
-                println!("{} pid {} {} namespaces {}", s.id, s.pid, alive, s.namespaces.join(","));
+                let alive = if emu::sys::is_emulator(s.pid) {
+                    "running"
+                } else {
+                    "dead (run `down`)"
+                };
+                println!(
+                    "{} pid {} {} namespaces {}",
+                    s.id,
+                    s.pid,
+                    alive,
+                    s.namespaces.join(",")
+                );
             }
         }
-        "kernel" => kernel_cmd(&Args::parse(rest, &[], &["--mode", "--reps", "--seed", "--id"])),
-        other => refuse(format!("unknown command {other:?} (up, down, check, list, kernel)")),
+        "kernel" => kernel_cmd(&Args::parse(
+            rest,
+            &[],
+            &["--mode", "--reps", "--seed", "--id"],
+        )),
+        other => refuse(format!(
+            "unknown command {other:?} (up, down, check, list, kernel)"
+        )),
     }
     let _ = STOP.load(std::sync::atomic::Ordering::Relaxed);
 }

@@ -145,7 +145,13 @@ fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)
     sock.set_read_timeout(Some(Duration::from_millis(20)))?;
     let one: libc::c_int = 1;
     let fd = std::os::fd::AsRawFd::as_raw_fd(&sock);
-    sys::setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one, "SO_TIMESTAMPNS")?;
+    sys::setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_TIMESTAMPNS,
+        &one,
+        "SO_TIMESTAMPNS",
+    )?;
     let mut buf = [0u8; 2048];
     let mut got = Vec::new();
     while mono_ns() < until_ns {
@@ -159,7 +165,9 @@ fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) => {}
             Err(e) => return Err(e),
         }
@@ -168,7 +176,13 @@ fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)
 }
 
 /// Sends `count` datagrams of `payload` bytes at `pps`, stamping sequence and send time.
-fn send_paced(sock: &UdpSocket, to: SocketAddrV4, payload: usize, pps: f64, count: u64) -> io::Result<()> {
+fn send_paced(
+    sock: &UdpSocket,
+    to: SocketAddrV4,
+    payload: usize,
+    pps: f64,
+    count: u64,
+) -> io::Result<()> {
     sys::precise_timing();
     let mut buf = vec![0u8; payload];
     let start = mono_ns();
@@ -199,11 +213,28 @@ fn percentile(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// Checks one direction of one path. `forward` = server to client.
-fn check_dir(topo: &Topology, i: usize, name: &str, spec: &LinkSpec, forward: bool, port: u16) -> io::Result<DirCheck> {
+fn check_dir(
+    topo: &Topology,
+    i: usize,
+    name: &str,
+    spec: &LinkSpec,
+    forward: bool,
+    port: u16,
+) -> io::Result<DirCheck> {
     let (src_role, dst_role, src_addr, dst_addr) = if forward {
-        (Role::Server, Role::Client, topo.server_addr(i), topo.client_addr(i))
+        (
+            Role::Server,
+            Role::Client,
+            topo.server_addr(i),
+            topo.client_addr(i),
+        )
     } else {
-        (Role::Client, Role::Server, topo.client_addr(i), topo.server_addr(i))
+        (
+            Role::Client,
+            Role::Server,
+            topo.client_addr(i),
+            topo.server_addr(i),
+        )
     };
     let rate = rate_of(spec)?;
     let trace = rate.is_some_and(|(_, t)| t);
@@ -222,8 +253,13 @@ fn check_dir(topo: &Topology, i: usize, name: &str, spec: &LinkSpec, forward: bo
     let until = mono_ns() + (listen_for * 1e9) as u64;
     let receiver = std::thread::spawn(move || receive_all(rx, until));
     send_paced(&tx, to, PROBE_PAYLOAD, 1.0 / interval, probes)?;
-    let got = receiver.join().map_err(|_| io::Error::other("receiver panicked"))??;
-    let mut owd: Vec<f64> = got.iter().map(|&(_, s, r)| r.saturating_sub(s) as f64 / 1e6).collect();
+    let got = receiver
+        .join()
+        .map_err(|_| io::Error::other("receiver panicked"))??;
+    let mut owd: Vec<f64> = got
+        .iter()
+        .map(|&(_, s, r)| r.saturating_sub(s) as f64 / 1e6)
+        .collect();
     owd.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let delay_expected_ms = (spec.delay_s + ser(probe_frame)) * 1e3;
     let delay_mean_ms = owd.iter().sum::<f64>() / owd.len().max(1) as f64;
@@ -263,7 +299,9 @@ fn check_dir(topo: &Topology, i: usize, name: &str, spec: &LinkSpec, forward: bo
     let receiver = std::thread::spawn(move || receive_all(rx, until));
     let to = SocketAddrV4::new(to.ip().to_owned(), port + 1);
     send_paced(&tx, to, FLOOD_PAYLOAD, pps, count)?;
-    let got = receiver.join().map_err(|_| io::Error::other("receiver panicked"))??;
+    let got = receiver
+        .join()
+        .map_err(|_| io::Error::other("receiver panicked"))??;
     if got.len() >= 10 {
         let first = got.first().unwrap().2;
         let last = got.last().unwrap().2;
@@ -271,7 +309,12 @@ fn check_dir(topo: &Topology, i: usize, name: &str, spec: &LinkSpec, forward: bo
         out.rate_expected_bps = Some(rate_bps);
         out.rate_measured_bps = Some(measured);
         out.rate_error_pct = Some((measured / rate_bps - 1.0) * 100.0);
-        let max_owd = got.iter().map(|&(_, s, r)| r.saturating_sub(s)).max().unwrap() as f64 / 1e9;
+        let max_owd = got
+            .iter()
+            .map(|&(_, s, r)| r.saturating_sub(s))
+            .max()
+            .unwrap() as f64
+            / 1e9;
         let base = spec.delay_s + ser(frame);
         out.queue_measured_ms = Some((max_owd - base) * 1e3);
         out.queue_expected_ms = limit.map(|b| b as f64 * 8.0 / rate_bps * 1e3);
@@ -300,8 +343,19 @@ pub fn check(topo: &Topology, sc: &Scenario, progress: &dyn Fn(&str)) -> io::Res
 pub fn table(rows: &[DirCheck]) -> String {
     let mut s = format!(
         "{:<10} {:<8} {:>9} {:>9} {:>9} {:>8} {:>13} {:>13} {:>8} {:>9} {:>9} {:>7} {:>7}\n",
-        "path", "dir", "delay ms", "median", "err ms", "p99 ms", "rate", "measured", "err %",
-        "queue ms", "held ms", "loss", "meas"
+        "path",
+        "dir",
+        "delay ms",
+        "median",
+        "err ms",
+        "p99 ms",
+        "rate",
+        "measured",
+        "err %",
+        "queue ms",
+        "held ms",
+        "loss",
+        "meas"
     );
     let opt = |v: Option<f64>, scale: f64, prec: usize| {
         v.map_or("-".to_string(), |x| format!("{:.*}", prec, x * scale))

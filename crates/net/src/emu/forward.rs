@@ -160,7 +160,8 @@ impl Dir {
         let wire = self.wire_len(&frame);
         match self.link.enqueue(Time(now_rel), frame, wire, lose) {
             EnqueueResult::Queued { .. } => {
-                self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(self.link.queued_bytes())
+                self.stats.max_queue_bytes =
+                    self.stats.max_queue_bytes.max(self.link.queued_bytes())
             }
             EnqueueResult::Dropped(r) => match r {
                 mpsched_sim::link::DropReason::QueueFull => self.stats.dropped_queue += 1,

@@ -121,7 +121,8 @@ impl Instance {
         let sc2 = sc.clone();
         let control = inst.control.clone();
         inst.thread = Some(std::thread::spawn(move || {
-            let fwd = sys::enter_netns(&ns).and_then(|_| forward::Forwarder::new(&sc2, seed, control));
+            let fwd =
+                sys::enter_netns(&ns).and_then(|_| forward::Forwarder::new(&sc2, seed, control));
             match fwd {
                 Ok(f) => {
                     let _ = tx.send(Ok(()));
@@ -249,7 +250,11 @@ pub fn down(st: &State) -> Result<String, String> {
     if !existing.is_empty() {
         did.push(format!(
             "removed {}",
-            existing.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            existing
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     let _ = std::fs::remove_dir_all(run_root().join(&st.id));

@@ -99,7 +99,9 @@ fn ifindex(ifname: &str) -> io::Result<libc::c_int> {
     // SAFETY: c is a valid C string.
     let idx = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if idx == 0 {
-        return Err(ctx(format!("interface {ifname}"))(io::Error::last_os_error()));
+        return Err(ctx(format!("interface {ifname}"))(
+            io::Error::last_os_error(),
+        ));
     }
     Ok(idx as libc::c_int)
 }
@@ -140,8 +142,20 @@ impl PacketSocket {
         // Room for a full 500 ms buffer at 100 Mbit/s arriving at once: frames the kernel drops
         // here would be losses the scenario does not have (counted by `drops()` anyway).
         let buf: libc::c_int = 16 << 20;
-        setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &buf, "SO_RCVBUFFORCE")?;
-        setsockopt(raw, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &buf, "SO_SNDBUFFORCE")?;
+        setsockopt(
+            raw,
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUFFORCE,
+            &buf,
+            "SO_RCVBUFFORCE",
+        )?;
+        setsockopt(
+            raw,
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUFFORCE,
+            &buf,
+            "SO_SNDBUFFORCE",
+        )?;
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid starting value.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -190,7 +204,14 @@ impl PacketSocket {
     /// real wire) rather than as an error.
     pub fn send(&self, frame: &[u8]) -> io::Result<bool> {
         // SAFETY: frame is valid for its length.
-        let n = unsafe { libc::send(self.raw(), frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
+        let n = unsafe {
+            libc::send(
+                self.raw(),
+                frame.as_ptr() as *const libc::c_void,
+                frame.len(),
+                0,
+            )
+        };
         if n < 0 {
             let e = io::Error::last_os_error();
             return match e.raw_os_error() {

@@ -124,8 +124,14 @@ impl Topology {
                 ]))?;
             }
             let (ca, sa) = (self.client_addr(i), self.server_addr(i));
-            self.ip(Role::Client, &["addr", "add", &format!("{ca}/24"), "dev", &ci])?;
-            self.ip(Role::Server, &["addr", "add", &format!("{sa}/24"), "dev", &si])?;
+            self.ip(
+                Role::Client,
+                &["addr", "add", &format!("{ca}/24"), "dev", &ci],
+            )?;
+            self.ip(
+                Role::Server,
+                &["addr", "add", &format!("{sa}/24"), "dev", &si],
+            )?;
             for (role, dev) in [
                 (Role::Client, &ci),
                 (Role::Router, &rci),
@@ -140,17 +146,39 @@ impl Topology {
             let mac_c = Self::mac(i, 1);
             self.ip(
                 Role::Client,
-                &["neigh", "replace", &sa, "lladdr", &mac_s, "dev", &ci, "nud", "permanent"],
+                &[
+                    "neigh",
+                    "replace",
+                    &sa,
+                    "lladdr",
+                    &mac_s,
+                    "dev",
+                    &ci,
+                    "nud",
+                    "permanent",
+                ],
             )?;
             self.ip(
                 Role::Server,
-                &["neigh", "replace", &ca, "lladdr", &mac_c, "dev", &si, "nud", "permanent"],
+                &[
+                    "neigh",
+                    "replace",
+                    &ca,
+                    "lladdr",
+                    &mac_c,
+                    "dev",
+                    &si,
+                    "nud",
+                    "permanent",
+                ],
             )?;
             let table = (100 + i).to_string();
             self.ip(Role::Client, &["rule", "add", "from", &ca, "table", &table])?;
             self.ip(
                 Role::Client,
-                &["route", "add", "default", "via", &sa, "dev", &ci, "table", &table],
+                &[
+                    "route", "add", "default", "via", &sa, "dev", &ci, "table", &table,
+                ],
             )?;
         }
         Ok(())

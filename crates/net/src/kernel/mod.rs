@@ -54,7 +54,10 @@ impl Mode {
                 .map(Mode::Tcp)
                 .ok_or_else(|| {
                     let names: Vec<&str> = sc.paths.iter().map(|p| p.name.as_str()).collect();
-                    format!("--mode {text}: no path named {name:?} (paths: {})", names.join(", "))
+                    format!(
+                        "--mode {text}: no path named {name:?} (paths: {})",
+                        names.join(", ")
+                    )
                 });
         }
         Err(format!("--mode {text}: expected mptcp or tcp:PATH"))
@@ -69,7 +72,11 @@ impl Mode {
 }
 
 fn stream_socket(mode: &Mode) -> io::Result<i32> {
-    let proto = if *mode == Mode::Mptcp { IPPROTO_MPTCP } else { 0 };
+    let proto = if *mode == Mode::Mptcp {
+        IPPROTO_MPTCP
+    } else {
+        0
+    };
     // SAFETY: socket() with constant arguments.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, proto) };
     if fd < 0 {
@@ -101,7 +108,10 @@ fn set_cc(fd: i32, cc: &str) -> io::Result<()> {
     };
     if r < 0 {
         let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")));
+        return Err(io::Error::new(
+            e.kind(),
+            format!("TCP_CONGESTION {cc}: {e}"),
+        ));
     }
     Ok(())
 }
@@ -161,10 +171,26 @@ fn configure(inst: &Instance, sc: &Scenario, mode: &Mode) -> io::Result<()> {
         u8::from(sc.transport.slow_start_after_idle)
     );
     for role in [Role::Client, Role::Server] {
-        sys::run(Command::new("ip").args(["netns", "exec", &t.ns(role), "sysctl", "-qw", &ssai, "net.mptcp.enabled=1"]))?;
+        sys::run(Command::new("ip").args([
+            "netns",
+            "exec",
+            &t.ns(role),
+            "sysctl",
+            "-qw",
+            &ssai,
+            "net.mptcp.enabled=1",
+        ]))?;
         if *mode == Mode::Mptcp {
             sys::run(Command::new("ip").args([
-                "-n", &t.ns(role), "mptcp", "limits", "set", "subflow", "8", "add_addr_accepted", "8",
+                "-n",
+                &t.ns(role),
+                "mptcp",
+                "limits",
+                "set",
+                "subflow",
+                "8",
+                "add_addr_accepted",
+                "8",
             ]))?;
         }
     }
@@ -195,7 +221,11 @@ struct ClientTimes {
     bytes: u64,
 }
 
-fn client(sc: &Scenario, mode: &Mode, topo_client: (String, SocketAddrV4, Option<SocketAddrV4>)) -> io::Result<ClientTimes> {
+fn client(
+    sc: &Scenario,
+    mode: &Mode,
+    topo_client: (String, SocketAddrV4, Option<SocketAddrV4>),
+) -> io::Result<ClientTimes> {
     let (ns, server, bind) = topo_client;
     sys::enter_netns(&ns)?;
     let fd = stream_socket(mode)?;
@@ -206,7 +236,13 @@ fn client(sc: &Scenario, mode: &Mode, topo_client: (String, SocketAddrV4, Option
         let sa = sockaddr(b);
         // SAFETY: sa is a valid sockaddr_in.
         sys_check(
-            unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) },
+            unsafe {
+                libc::bind(
+                    fd,
+                    &sa as *const _ as *const libc::sockaddr,
+                    std::mem::size_of_val(&sa) as u32,
+                )
+            },
             "bind",
         )?;
     }
@@ -214,7 +250,13 @@ fn client(sc: &Scenario, mode: &Mode, topo_client: (String, SocketAddrV4, Option
     let connect_start = mono_ns();
     // SAFETY: sa is a valid sockaddr_in.
     sys_check(
-        unsafe { libc::connect(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) },
+        unsafe {
+            libc::connect(
+                fd,
+                &sa as *const _ as *const libc::sockaddr,
+                std::mem::size_of_val(&sa) as u32,
+            )
+        },
         "connect",
     )?;
     let established = mono_ns();
@@ -230,7 +272,12 @@ fn client(sc: &Scenario, mode: &Mode, topo_client: (String, SocketAddrV4, Option
     };
     let (sizes, think, bulk) = match &sc.workload {
         Workload::Chunk { size_bytes } => (vec![*size_bytes], 0.0, None),
-        Workload::Chunks { size_bytes, count, think_s, .. } => (vec![*size_bytes; *count as usize], *think_s, None),
+        Workload::Chunks {
+            size_bytes,
+            count,
+            think_s,
+            ..
+        } => (vec![*size_bytes; *count as usize], *think_s, None),
         Workload::Bulk { duration_s } => (vec![BULK], 0.0, Some(*duration_s)),
     };
     for (k, size) in sizes.iter().enumerate() {
@@ -245,7 +292,11 @@ fn client(sc: &Scenario, mode: &Mode, topo_client: (String, SocketAddrV4, Option
             if stop_at.is_some_and(|t| mono_ns() >= t) || STOP.load(Ordering::Relaxed) {
                 break;
             }
-            let want = if bulk.is_some() { buf.len() } else { left.min(buf.len() as u64) as usize };
+            let want = if bulk.is_some() {
+                buf.len()
+            } else {
+                left.min(buf.len() as u64) as usize
+            };
             let n = s.read(&mut buf[..want])?;
             if n == 0 {
                 return Err(io::Error::other("server closed the connection early"));
@@ -286,12 +337,24 @@ pub fn run(
         // SAFETY: fd is ours; wrapped so that it is closed on every path.
         let l = unsafe { TcpListener::from_raw_fd(fd) };
         let one: libc::c_int = 1;
-        sys::setsockopt(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, &one, "SO_REUSEADDR")?;
+        sys::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            &one,
+            "SO_REUSEADDR",
+        )?;
         set_cc(fd, &cc)?;
         let sa = sockaddr(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, PORT));
         // SAFETY: sa is a valid sockaddr_in.
         sys_check(
-            unsafe { libc::bind(fd, &sa as *const _ as *const libc::sockaddr, std::mem::size_of_val(&sa) as u32) },
+            unsafe {
+                libc::bind(
+                    fd,
+                    &sa as *const _ as *const libc::sockaddr,
+                    std::mem::size_of_val(&sa) as u32,
+                )
+            },
             "bind server",
         )?;
         // SAFETY: fd is a bound stream socket.
@@ -304,7 +367,10 @@ pub fn run(
 
     let (server_path, bind) = match mode {
         Mode::Mptcp => (0, None),
-        Mode::Tcp(i) => (*i, Some(SocketAddrV4::new(t.client_addr(*i).parse().unwrap(), 0))),
+        Mode::Tcp(i) => (
+            *i,
+            Some(SocketAddrV4::new(t.client_addr(*i).parse().unwrap(), 0)),
+        ),
     };
     let server = SocketAddrV4::new(t.server_addr(server_path).parse().unwrap(), PORT);
     let mut out = Vec::new();
@@ -339,7 +405,14 @@ pub fn run(
     Ok(out)
 }
 
-fn result(sc: &Scenario, mode: &Mode, t: &ClientTimes, requests: &[u64], epoch: u64, snap: &crate::emu::Snapshot) -> Value {
+fn result(
+    sc: &Scenario,
+    mode: &Mode,
+    t: &ClientTimes,
+    requests: &[u64],
+    epoch: u64,
+    snap: &crate::emu::Snapshot,
+) -> Value {
     let secs = |ns: u64| ns as f64 / 1e9;
     let mut bytes = Map::new();
     let mut sent = Map::new();
@@ -352,8 +425,13 @@ fn result(sc: &Scenario, mode: &Mode, t: &ClientTimes, requests: &[u64], epoch: 
     for (p, (fwd, rev)) in sc.paths.iter().zip(&snap.paths) {
         bytes.insert(p.name.clone(), json!(fwd.payload_bytes_in));
         sent.insert(p.name.clone(), json!(fwd.new_payload_bytes));
-        drops.insert(p.name.clone(), json!(fwd.dropped_queue + fwd.dropped_loss + fwd.dropped_outage));
-        let l = fwd.last_payload_ns.map(|ns| secs(ns.saturating_sub(connect_rel)));
+        drops.insert(
+            p.name.clone(),
+            json!(fwd.dropped_queue + fwd.dropped_loss + fwd.dropped_outage),
+        );
+        let l = fwd
+            .last_payload_ns
+            .map(|ns| secs(ns.saturating_sub(connect_rel)));
         if let Some(x) = l {
             if fwd.new_payload_bytes > 0 {
                 lasts.push(x);
