@@ -115,6 +115,8 @@ fn pick(args: &Args) -> emu::State {
     }
 }
 
+// The detached emulator outlives this process by design: nobody here waits for it.
+#[allow(clippy::zombie_processes)]
 fn up(args: &Args) {
     let sc = scenario(args);
     preflight();
