@@ -18,12 +18,12 @@ import threading
 import pytest
 
 from conftest import PACKAGE_PARENT, assert_user_error, run_cli
-from mpsched.errors import ExtensionMissingError
+from mpsched.errors import ScenarioError
 from mpsched.netbin import find_binary
 
 try:
     find_binary("mpsched-proxy")
-except ExtensionMissingError as exc:
+except ScenarioError as exc:
     pytest.skip(f"{exc}", allow_module_level=True)
 
 
@@ -107,11 +107,11 @@ def test_proxy_server_missing_psk_file_is_one_line_error(tmp_path):
 
 
 def test_find_binary_names_the_fix_when_missing():
-    with pytest.raises(ExtensionMissingError, match="make build"):
+    with pytest.raises(ScenarioError, match="make build"):
         find_binary("mpsched-no-such-binary")
 
 
 def test_proxy_binary_is_executable():
     p = find_binary("mpsched-proxy")
-    assert p.name == "mpsched-proxy"
-    assert p.is_file() and os.access(p, os.X_OK)
+    assert p.endswith("/mpsched-proxy")
+    assert os.path.isfile(p) and os.access(p, os.X_OK)
