@@ -333,7 +333,7 @@ def _show_compare(
     for name in names:
         table.add_column(f"{name} p50", justify="right")
     if oracle:
-        table.add_column("vs oracle", justify="right")
+        table.add_column("vs best split", justify="right")
     for scheduler, metrics in summary.items():
         download = stat(metrics, "download_time_s")
         split = _per_path(stat(metrics, "bytes_by_path"), names)
