@@ -159,6 +159,8 @@ pub struct SubflowSender {
     /// Linux `tp->app_limited`: nonzero while the data delivered so far has not yet passed
     /// the point where the subflow last had window space and nothing to send.
     app_limited_until: u64,
+    /// The latest delivery-rate sample, bits/s (what `tcpi_delivery_rate` reports in Linux).
+    delivery_rate_bps: Option<f64>,
     // Statistics.
     bytes_sent: u64,
     bytes_acked: u64,
@@ -260,6 +262,7 @@ impl SubflowSender {
             delivered: 0,
             delivered_time: Time::ZERO,
             app_limited_until: 0,
+            delivery_rate_bps: None,
             bytes_sent: 0,
             bytes_acked: 0,
             retransmitted_segments: 0,
@@ -362,6 +365,10 @@ impl SubflowSender {
     }
     pub fn bytes_acked(&self) -> u64 {
         self.bytes_acked
+    }
+    /// The latest delivery-rate sample, bits/s.
+    pub fn delivery_rate_bps(&self) -> Option<f64> {
+        self.delivery_rate_bps
     }
     pub fn retransmitted_segments(&self) -> u64 {
         self.retransmitted_segments
@@ -662,6 +669,7 @@ impl SubflowSender {
                     bps: rate,
                     app_limited,
                 });
+                self.delivery_rate_bps = Some(rate);
             }
         }
         // The application-limited stretch ends once everything sent during it is delivered.
