@@ -248,6 +248,8 @@ pub struct SubflowSender {
     /// Linux `tp->app_limited`: nonzero while the data delivered so far has not yet passed
     /// the point where the subflow last had window space and nothing to send.
     app_limited_until: u64,
+    /// The latest delivery-rate sample, bits/s (what `tcpi_delivery_rate` reports in Linux).
+    delivery_rate_bps: Option<f64>,
     // Statistics.
     bytes_sent: u64,
     bytes_acked: u64,
@@ -257,6 +259,9 @@ pub struct SubflowSender {
     spurious_rtos: u64,
     tlp_probes: u64,
     penalized_at: Option<Time>,
+    /// The server side of the subflow's handshake is complete: until then no data may go on
+    /// it (see [`SubflowSender::set_pending`]).
+    established: bool,
     /// Reused buffer for newly SACKed ranges (no allocation per ACK).
     scratch: Vec<(u64, u64)>,
 }
@@ -364,6 +369,22 @@ impl SubflowSender {
         self.paced_out = self.wstamp > now;
     }
 
+    /// The subflow exists but its handshake has not completed at the sender (the server): it
+    /// has no window to offer until [`SubflowSender::establish`].
+    pub fn set_pending(&mut self) {
+        self.established = false;
+    }
+
+    /// The handshake completed at `now`. `handshake_rtt`, the time from the SYN/ACK to the
+    /// peer's ACK, is the subflow's first RTT sample, as Linux takes it on the passive side
+    /// (`tcp_synack_rtt_meas`, net/ipv4/tcp_input.c).
+    pub fn establish(&mut self, handshake_rtt: Option<Duration>) {
+        self.established = true;
+        if let Some(r) = handshake_rtt {
+            self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
+        }
+    }
+
     pub fn idle_restarts(&self) -> u64 {
         self.idle_restarts
     }
@@ -410,6 +431,7 @@ impl SubflowSender {
             delivered: 0,
             delivered_time: Time::ZERO,
             app_limited_until: 0,
+            delivery_rate_bps: None,
             bytes_sent: 0,
             bytes_acked: 0,
             retransmitted_segments: 0,
@@ -418,6 +440,7 @@ impl SubflowSender {
             spurious_rtos: 0,
             tlp_probes: 0,
             penalized_at: None,
+            established: true,
             scratch: Vec::new(),
         }
     }
@@ -443,13 +466,21 @@ impl SubflowSender {
     pub fn segments_in_flight(&self) -> u64 {
         self.in_flight.div_ceil(self.mss as u64)
     }
-    /// Room for one more full segment in the congestion window (and pacing lets it leave).
+    /// Room for one more full segment in the congestion window (never before the subflow is
+    /// established, so that no scheduler can use it, nor while pacing holds it back).
     pub fn has_cwnd_space(&self) -> bool {
-        self.in_flight + self.mss as u64 <= self.cc.window() && !self.paced_out
+        self.established && self.in_flight + self.mss as u64 <= self.cc.window() && !self.paced_out
     }
-    /// Free congestion window, bytes.
+    /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
+        if !self.established {
+            return 0;
+        }
         self.cc.window().saturating_sub(self.in_flight)
+    }
+    /// The subflow's handshake is complete at the sender: it may carry data.
+    pub fn is_established(&self) -> bool {
+        self.established
     }
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
@@ -504,6 +535,10 @@ impl SubflowSender {
     }
     pub fn bytes_acked(&self) -> u64 {
         self.bytes_acked
+    }
+    /// The latest delivery-rate sample, bits/s.
+    pub fn delivery_rate_bps(&self) -> Option<f64> {
+        self.delivery_rate_bps
     }
     pub fn retransmitted_segments(&self) -> u64 {
         self.retransmitted_segments
@@ -1023,6 +1058,7 @@ impl SubflowSender {
                     bps: rate,
                     app_limited,
                 });
+                self.delivery_rate_bps = Some(rate);
             }
         }
         // The application-limited stretch ends once everything sent during it is delivered.
