@@ -549,9 +549,7 @@ _HYSTART = ("linux", "hystart++", "off")
 def _hystart(value: Any) -> str:
     mode = _string(value)
     if mode not in _HYSTART:
-        raise ScenarioError(
-            f"unknown hystart {json.dumps(mode)} (expected {', '.join(_HYSTART)})"
-        )
+        raise ScenarioError(f"unknown hystart {json.dumps(mode)} (expected {', '.join(_HYSTART)})")
     return mode
 
 
