@@ -675,10 +675,8 @@ impl SubflowSender {
                 u.retrans_stamp.get_or_insert(now);
             }
             // tcp_xmit_retransmit_queue: retransmitting the head re-arms the RTO (unless the
-            // reordering timer stands in for it).
-            if i == 0 && !self.timer_is(TimerKind::Reo) {
-                self.rearm_rto(now);
-            } else if self.timer.is_none() {
+            // reordering timer stands in for it); a timer is always armed while data is out.
+            if (i == 0 && !self.timer_is(TimerKind::Reo)) || self.timer.is_none() {
                 self.rearm_rto(now);
             }
             return Some(seg);
