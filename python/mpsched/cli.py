@@ -297,6 +297,11 @@ def compare_command(
         return
     label = scenario if scenario is not None else DEFAULT_SOURCE
     _show_compare(_console(), report["summary"], resolved, label, reps, seed, note_determinism=True)
+    if kernel:
+        _console().print(
+            "linux-mptcp: real Linux MPTCP on the emulator, download time from connect() "
+            "(handshake included); its 'gap' is the gap between the paths' last bytes."
+        )
 
 
 def _show_compare(
