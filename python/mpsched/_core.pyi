@@ -6,6 +6,10 @@ scenario, DESIGN.md "Metrics" for results). Errors in a scenario or trace file r
 `ValueError` with a one-line message naming the file, key or line.
 """
 
+def interrupt(on: bool) -> None:
+    """Ctrl-C: True stops every running simulation at its next look (failure "interrupted");
+    False allows runs again."""
+
 def version() -> str:
     """Engine version; part of the results-store content hash."""
 

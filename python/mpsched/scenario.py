@@ -537,7 +537,9 @@ def _congestion_control(value: Any) -> str:
 
 
 def _mss(value: Any) -> int:
-    mss = units.parse_size(value)
+    # A bare whole number is bytes (mss = 1448), as Linux's TCP_MAXSEG takes it.
+    plain = isinstance(value, int) and not isinstance(value, bool)
+    mss = value if plain else units.parse_size(value)
     # Below 64 B headers dominate and the model stops meaning anything; above 64 KiB no IP
     # packet can carry it.
     if not 64 <= mss <= 65535:
@@ -551,7 +553,7 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     d = _TRANSPORT_DEFAULTS
     t = "transport"
     positive_size = _positive(units.parse_size, "size")
-    return {
+    transport = {
         "cc": _field(ctx, t, table, "cc", _congestion_control, d["cc"]),
         "mss": _field(ctx, t, table, "mss", _mss, d["mss"]),
         "init_cwnd": _field(
@@ -570,6 +572,16 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
             ctx, t, table, "slow_start_after_idle", _boolean, d["slow_start_after_idle"]
         ),
     }
+    # A buffer smaller than one segment can never carry one: the run could only stall.
+    for key in ("send_buffer", "recv_buffer"):
+        size = transport[f"{key}_bytes"]
+        if size < transport["mss"]:
+            raise ctx.error(
+                f"{t}.{key}",
+                f"{units.format_size(size)} is "
+                f"smaller than one segment (mss {transport['mss']}B): nothing could be sent",
+            )
+    return transport
 
 
 def _resolve_sim(ctx: _Context, raw: Any) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any, Callable, Union
 
 from . import _engine, units
-from .errors import ScenarioError
+from .errors import Interrupted, ScenarioError
 from .scenario import read_toml, resolve, to_json
 from .store import Store, open_store
 
@@ -448,35 +448,55 @@ def remote_run(scenario_json: str, scheduler: str, seed: int) -> str:
     return _core.run(scenario_json, scheduler, seed)
 
 
+def bounded_map(
+    function: Callable[[Any], Any], items: Iterator[Any] | Sequence[Any], threads: int = 0
+) -> Iterator[tuple[Any, Any]]:
+    """(item, function(item)) as they finish, on `threads` Python threads (0: one per core)
+    with a bounded window in flight, so that memory does not grow with the number of items.
+    `function` should release the GIL (the engine's `run` does). On Ctrl-C or an error the
+    engine is told to stop (`_engine.stop_engine`), so running simulations end within a
+    second; an exception raised by `function` is re-raised here."""
+    threads = threads if threads and threads > 0 else (os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpsched-run")
+    pending: dict[Future, Any] = {}
+    queue = iter(items)
+    finished = False
+    try:
+        for item in itertools.islice(queue, threads * 4):
+            pending[pool.submit(function, item)] = item
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                item = pending.pop(fut)
+                yield item, fut.result()
+                nxt = next(queue, _END)
+                if nxt is not _END:
+                    pending[pool.submit(function, nxt)] = nxt
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _engine.stop_engine(pool)
+
+
+_END = object()
+
+
 def _local_results(
     jobs: Sequence[Job], threads: int
 ) -> Iterator[tuple[Job, str | None, str | None]]:
     """(job, result JSON, error) as runs finish, on a pool of `threads` Python threads."""
     core = _engine.core()
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpsched-sweep")
-    pending: dict[Future, Job] = {}
-    queue = iter(jobs)
-    try:
-        # Keep a bounded window in flight: cancelling on Ctrl-C is then instant, and memory
-        # does not grow with the sweep.
-        window = threads * 4
-        for job in itertools.islice(queue, window):
-            pending[pool.submit(core.run, job.scenario_json, job.scheduler, job.seed)] = job
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                job = pending.pop(fut)
-                exc = fut.exception()
-                if exc is not None and not isinstance(exc, ValueError):
-                    raise exc
-                yield job, (None if exc else fut.result()), (str(exc) if exc else None)
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending[pool.submit(core.run, nxt.scenario_json, nxt.scheduler, nxt.seed)] = nxt
-    finally:
-        for fut in pending:
-            fut.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+
+    def one(job: Job) -> tuple[str | None, str | None]:
+        try:
+            return core.run(job.scenario_json, job.scheduler, job.seed), None
+        except ValueError as exc:
+            return None, str(exc)
+
+    for job, (text, error) in bounded_map(one, jobs, threads):
+        yield job, text, error
 
 
 def _cluster_results(
@@ -555,6 +575,7 @@ def run_sweep(
 
     bar = _Progress(plan.name, len(plan.jobs), len(plan.jobs) - len(todo), enabled=progress)
     ran = 0
+    interrupted = False
     try:
         with bar:
             for job, text, error in results:
@@ -582,10 +603,18 @@ def run_sweep(
                 bar.advance()
                 if on_result is not None:
                     on_result(job, result)
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
+    if interrupted:
+        stored = len(plan.jobs) - len(todo) + ran
+        raise Interrupted(
+            f"{plan.name}: {stored} of {len(plan.jobs)} runs stored in {store.path} ({ran} new); "
+            "run the same command again to resume"
+        )
     return SweepStats(
         name=plan.name,
         db=store.path,
@@ -599,9 +628,14 @@ def run_sweep(
 class _Progress:
     """A rich progress bar on stderr: done/total, runs per second, elapsed, ETA."""
 
-    def __init__(self, name: str, total: int, already: int, *, enabled: bool) -> None:
+    def __init__(
+        self, name: str, total: int, already: int, *, enabled: bool, delay: float = 0.0
+    ) -> None:
         self.enabled = enabled and total > already
         self.progress = None
+        # Shown only once the work has taken `delay` seconds: quick commands stay quiet.
+        self.delay = delay
+        self.started = False
         if not self.enabled:
             return
         from rich.console import Console
@@ -632,12 +666,13 @@ class _Progress:
         self.last = 0.0
 
     def __enter__(self) -> _Progress:
-        if self.progress is not None:
+        if self.progress is not None and self.delay <= 0:
             self.progress.start()
+            self.started = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
+        if self.progress is not None and self.started:
             self._refresh(force=True)
             self.progress.stop()
 
@@ -645,6 +680,11 @@ class _Progress:
         if self.progress is None:
             return
         self.count += 1
+        if not self.started:
+            if time.perf_counter() - self.start < self.delay:
+                return
+            self.progress.start()
+            self.started = True
         self._refresh()
 
     def _refresh(self, force: bool = False) -> None:
