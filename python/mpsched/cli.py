@@ -126,6 +126,28 @@ def _per_path(value: Any, names: Sequence[str]) -> dict[str, Any]:
 # ---- commands -------------------------------------------------------------------------------
 
 
+class _Stopped(Exception):
+    """Ctrl-C inside a command, carried past typer (which turns KeyboardInterrupt into a silent
+    exit 130) to `main`, which prints the one line saying what was kept and how to resume."""
+
+    def __init__(self, hint: Optional[str]) -> None:
+        super().__init__(hint)
+        self.hint = hint
+
+
+def _interruptible(command: Any) -> Any:
+    import functools
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise _Stopped(getattr(exc, "hint", None)) from None
+
+    return wrapper
+
+
 def _version_callback(value: bool) -> None:
     if not value:
         return
@@ -150,6 +172,7 @@ def _root(
 
 
 @app.command("run")
+@_interruptible
 def run_command(
     scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="Scenario TOML file.")],
     scheduler: Annotated[
@@ -314,6 +337,7 @@ def _show_run(
 
 
 @app.command("compare")
+@_interruptible
 def compare_command(
     scenario: Annotated[
         Optional[str],
@@ -611,6 +635,7 @@ def bench_command() -> None:
 
 
 @app.command("sweep")
+@_interruptible
 def sweep_command(
     sweep_file: Annotated[
         Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file (DESIGN.md).")
@@ -786,6 +811,7 @@ def presets_command(as_json: JsonOption = False) -> None:
 
 
 @app.command("reproduce")
+@_interruptible
 def reproduce_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Preset (see `mpsched presets`).")],
     quick: Annotated[bool, typer.Option("--quick", help="A reduced grid: fewer values, seeds.")] = (
@@ -1060,6 +1086,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
     except ScenarioError as exc:
         return _fail(exc.message, 2)
+    except _Stopped as exc:
+        status = _fail("interrupted" + (f"; {exc.hint}" if exc.hint else ""), EXIT_INTERRUPTED)
+        if argv is None:
+            # The command line, not a caller in this process: everything worth keeping is
+            # committed and flushed, so skip the interpreter's teardown (a few hundred ms on a
+            # loaded machine) and honour "stops within a second".
+            sys.stdout.flush()
+            os._exit(status)
+        return status
     except ExtensionMissingError as exc:
         # Not the user's input but the installation: a distinct status.
         return _fail(str(exc), 1)

@@ -499,6 +499,23 @@ def _local_results(
         yield job, text, error
 
 
+_DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+# How long a sweep waits for a Dask scheduler to have at least one worker.
+WORKER_WAIT_S = 30.0
+
+
+def check_cluster_address(cluster: Any) -> str:
+    """A Dask scheduler address as a string, refusing what Dask cannot reach (http://...)."""
+    address = str(cluster)
+    scheme = address.split("://", 1)[0] if "://" in address else None
+    if scheme is not None and scheme not in _DASK_SCHEMES:
+        raise ScenarioError(
+            f"--cluster {address}: not a Dask scheduler address (expected e.g. "
+            "tcp://HOST:8786; schemes: " + ", ".join(_DASK_SCHEMES) + ")"
+        )
+    return address
+
+
 def _cluster_results(
     jobs: Sequence[Job], cluster: Any
 ) -> Iterator[tuple[Job, str | None, str | None]]:
@@ -511,12 +528,23 @@ def _cluster_results(
         raise ScenarioError(f"--cluster needs dask[distributed] ({exc})") from None
     own = not isinstance(cluster, Client)
     if own:
+        address = check_cluster_address(cluster)
         try:
-            client = Client(str(cluster), timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise ScenarioError(f"--cluster {cluster}: cannot connect ({exc})") from None
+            client = Client(address, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ScenarioError(f"--cluster {address}: cannot connect ({exc})") from None
     else:
         client = cluster
+    try:
+        # A scheduler without workers would take the jobs and never run them.
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except (TimeoutError, OSError) as exc:
+        if own:
+            client.close()
+        raise ScenarioError(
+            f"--cluster {cluster}: the scheduler has no workers after {WORKER_WAIT_S:g} s "
+            f"(start some with `dask worker ADDRESS`; docs/cluster.md) ({type(exc).__name__})"
+        ) from None
     futures = {}
     try:
         for job in jobs:
@@ -558,6 +586,8 @@ def run_sweep(
 ) -> SweepStats:
     """Run the plan's jobs that `store` lacks, committing each result as it arrives."""
     started = time.perf_counter()
+    if isinstance(cluster, (str, os.PathLike)):
+        check_cluster_address(cluster)
     version = _engine.core().version()
     store.add_sweep(plan.name, plan.source, plan.describe())
     store.ensure_axis_columns(plan.axes)

@@ -140,9 +140,10 @@ def test_sweep_with_failed_runs_counts_them_everywhere(write, tmp_path):
 
     df = mpsched.load(db, sweep="mixed")
     assert int(df["failed"].sum()) == 1
-    assert df.groupby("scheduler")["download_time_s"].quantile(0.9, interpolation="higher")[
-        "minrtt"
-    ] == math.inf
+    assert (
+        df.groupby("scheduler")["download_time_s"].quantile(0.9, interpolation="higher")["minrtt"]
+        == math.inf
+    )
     with pytest.raises(ScenarioError, match="no sweep named"):
         mpsched.load(db, sweep="nosuch")
 
