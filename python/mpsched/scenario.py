@@ -46,7 +46,8 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The DEMS §3.2 WiFi/LTE downlink profile (seed 000). examples/wifi-lte.toml is the same
+# The DEMS WiFi/LTE downlink profile (Guo et al., MobiCom 2017, §3.2). examples/wifi-lte.toml is
+# the same
 # scenario; tests check that the two resolve identically.
 DEFAULT_SCENARIO_TOML = """\
 [[path]]

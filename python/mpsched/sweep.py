@@ -14,6 +14,9 @@ Axis keys are `--set` keys; values are applied as `--set` values (a trace file i
 relative to the sweep file). Everything is validated before the first run: a bad key, value,
 scheduler or trace gives one line naming the sweep file and the key (exit status 2 from the CLI).
 
+Call it: `mpsched.sweep(spec, db=None, *, jobs=None, cluster=None, progress=False, name=None)`
+runs a sweep and returns its runs as a DataFrame (the module is callable; see `sweep`).
+
 Execution: locally, a pool of N Python threads each calling `_core.run`, which releases the GIL,
 so N runs go on N cores in Rust; or, with `cluster=`, as Dask futures on a distributed cluster
 (docs/cluster.md). Either way the main thread stores each result the moment it arrives (one
@@ -24,6 +27,7 @@ runs already stored.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import json
 import os
@@ -766,6 +770,10 @@ class _CallableModule(types.ModuleType):
 
     def __call__(self, *args: Any, **kwargs: Any):
         return sweep(*args, **kwargs)
+
+    # help(mpsched.sweep) and inspect.signature show the function, not (*args, **kwargs).
+    __call__.__signature__ = inspect.signature(sweep)  # type: ignore[attr-defined]
+    __call__.__doc__ = sweep.__doc__
 
 
 sys.modules[__name__].__class__ = _CallableModule

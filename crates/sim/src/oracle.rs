@@ -21,7 +21,7 @@ use crate::SimError;
 
 pub const ORACLE: (&str, &str) = (
     "oracle",
-    "offline-optimal fixed split: every path downloads its share as an independent single-path transfer; the split with the shortest download time (seed 000 §3.2)",
+    "offline-optimal fixed split: every path downloads its share as an independent single-path transfer; the split with the shortest download time (Guo et al., MobiCom 2017, §3.2)",
 );
 
 struct Search<'a> {
