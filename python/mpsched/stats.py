@@ -84,12 +84,14 @@ def accounted(key: str, value: Any, failed: bool) -> Any:
     return value
 
 
-def quantile(values: Sequence[float], q: float) -> float:
+def quantile(values: Sequence[float], q: float, *, presorted: bool = False) -> float:
     """The q-quantile (linear interpolation, as numpy's default) where +inf is a value like any
     other: an interpolation towards +inf is +inf, never NaN."""
     import numpy as np
 
-    a = np.sort(np.asarray(values, dtype=float))
+    a = np.asarray(values, dtype=float)
+    if not presorted:
+        a = np.sort(a)
     if a.size == 0:
         return math.nan
     pos = q * (a.size - 1)
@@ -225,9 +227,15 @@ class Accumulator:
         """Distinct outcomes among the runs (None: more than DISTINCT_CAP)."""
         return len(self._distinct) if len(self._distinct) <= DISTINCT_CAP else None
 
-    def values(self, key: str, path: str | None = None) -> list[float]:
+    def values(self, key: str, path: str | None = None) -> Any:
+        """The metric's values over the runs that have it, as a numpy array."""
+        import numpy as np
+
         column = self.scalars.get(key) if path is None else self.per_path.get(key, {}).get(path)
-        return [v for v in column if v == v] if column is not None else []
+        if column is None:
+            return np.empty(0)
+        a = np.frombuffer(column, dtype=float)
+        return a[~np.isnan(a)]
 
     def by_seed(self, key: str) -> dict[int, float]:
         column = self.scalars.get(key)
@@ -250,10 +258,11 @@ class Accumulator:
         out: dict[str, Any] = {}
         for key in self.scalars:
             vals = self.values(key)
-            if vals:
+            if vals.size:
                 out[key] = _stats(vals, ci)
         for key, paths in self.per_path.items():
-            per = {p: _stats(self.values(key, p), ci) for p in paths if self.values(key, p)}
+            columns = {p: self.values(key, p) for p in paths}
+            per = {p: _stats(v, ci) for p, v in columns.items() if v.size}
             if per:
                 out[key] = {
                     stat: {p: s[stat] for p, s in per.items()} for stat in next(iter(per.values()))
@@ -262,11 +271,17 @@ class Accumulator:
         return out
 
 
-def _stats(values: Sequence[float], ci: bool) -> dict[str, Any]:
-    s: dict[str, Any] = {"median": quantile(values, 0.5), "p90": quantile(values, 0.9)}
+def _stats(values: Any, ci: bool) -> dict[str, Any]:
+    import numpy as np
+
+    ordered = np.sort(np.asarray(values, dtype=float))
+    s: dict[str, Any] = {
+        "median": quantile(ordered, 0.5, presorted=True),
+        "p90": quantile(ordered, 0.9, presorted=True),
+    }
     if ci:
-        s["median_ci"] = list(bootstrap_ci(values, "median"))
-        s["mean"] = float(sum(values) / len(values))
+        s["median_ci"] = list(bootstrap_ci(ordered, "median"))
+        s["mean"] = float(ordered.mean())
         s["mean_ci"] = list(bootstrap_ci(values, "mean"))
     return s
 
