@@ -377,6 +377,12 @@ def compare_command(
         ),
     ] = None,
     as_json: JsonOption = False,
+    kernel: Annotated[
+        bool,
+        typer.Option(
+            "--kernel", help="Add a linux-mptcp row: real Linux MPTCP on the emulator (root)."
+        ),
+    ] = False,
 ) -> None:
     """Run schedulers over several seeds and compare their medians and p90s.
 
@@ -401,6 +407,10 @@ def compare_command(
         if exc.partial is not None and not as_json:
             _show_compare(_console(), exc.partial["summary"], resolved, label, reps, seed)
         raise
+    if kernel:
+        from .netcli import compare_kernel_rows
+
+        report["summary"].update(compare_kernel_rows(resolved, reps, seed))
     if csv is not None:
         _write_csv(csv, report["summary"])
     if as_json:
@@ -470,7 +480,7 @@ def _show_compare(
     for name in names:
         table.add_column(name, justify="right")
     if oracle:
-        table.add_column("/oracle", justify="right")
+        table.add_column("vs best", justify="right")
     for scheduler, metrics in summary.items():
         counts = metrics.get("runs", {})
         value = stat(metrics, main)
@@ -884,6 +894,13 @@ trace_app = typer.Typer(
     help="Bandwidth traces (mahimahi format).", no_args_is_help=True, add_completion=False
 )
 app.add_typer(trace_app, name="trace")
+
+# The real-network side (crates/net's mpsched-emu): emulator, kernel baseline, fidelity.
+from . import netcli  # noqa: E402
+
+app.add_typer(netcli.emu_app, name="emu")
+app.command("kernel")(netcli.kernel_command)
+app.command("fidelity")(netcli.fidelity_command)
 
 _TRACE_KINDS = ("constant", "steps", "random", "handover", "outage")
 
