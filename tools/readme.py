@@ -47,8 +47,7 @@ def findings_block() -> str:
         f"{med('dems-f', 'completion_gap_s') * 1e3:.1f} ms of each other, within "
         f"{abs(demsf / oracle - 1):.1%} of the oracle's time, reinjecting "
         f"{med('dems-f', 'reinjected_bytes') / 1024:.1f} KiB where DEMS-S reinjects "
-        f"{med('dems-s', 'reinjected_bytes') / 1024:.0f} KiB. (The oracle's gap is the spread of "
-        "its two independent transfers' finish times.)"
+        f"{med('dems-s', 'reinjected_bytes') / 1024:.0f} KiB."
     )
 
 
