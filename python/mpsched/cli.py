@@ -418,6 +418,11 @@ def compare_command(
         return
     console = _console()
     _show_compare(console, report["summary"], resolved, label, reps, seed, note_determinism=True)
+    if kernel:
+        console.print(
+            "linux-mptcp: real Linux MPTCP on the emulator, download time from connect() "
+            "(handshake included); its 'gap' is the gap between the paths' last bytes."
+        )
     if ci:
         _show_ci(console, report["summary"], report.get("paired", {}), resolved)
 

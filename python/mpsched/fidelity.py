@@ -153,9 +153,9 @@ def measure(cell: Cell, scheduler: str, seed: int = 1, progress: bool = True) ->
         "reps": cell.reps,
         "sim_download_s": sim_time,
         "kernel_download_s": real_time,
-        "kernel_server_time_s": _median([r["server_time_s"] for r in real_runs]),
-        "sim_server_time_s": _median(
-            [r.get("server_time_s", r["download_time_s"]) for r in sim_runs]
+        "kernel_server_download_time_s": _median([r["server_download_time_s"] for r in real_runs]),
+        "sim_server_download_time_s": _median(
+            [r.get("server_download_time_s", r["download_time_s"]) for r in sim_runs]
         ),
         "download_err_pct": _pct(sim_time, real_time),
         "bytes_sim": bytes_sim,

@@ -52,21 +52,29 @@ def kernel_runs(
         raise ScenarioError(f"reps must be at least 1, got {reps!r}")
     cmd = [find_binary(EMU_BINARY), "kernel", "-", "--mode", mode, "--reps", str(reps)]
     cmd += ["--seed", str(seed)]
-    proc = subprocess.run(
-        cmd,
-        input=to_json(scenario).encode(),
-        stdout=subprocess.PIPE,
-        stderr=None if progress else subprocess.PIPE,
-        check=False,
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    if proc.returncode != 0:
-        detail = (proc.stderr or b"").decode(errors="replace").strip().splitlines()
-        line = detail[-1] if detail else f"exit status {proc.returncode}"
-        line = line.removeprefix("mpsched: error: ")
-        if proc.returncode == 2:
-            raise ScenarioError(f"kernel {mode}: {line}")
-        raise RuntimeError(f"kernel {mode}: {line}")
-    out = json.loads(proc.stdout)
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(to_json(scenario).encode())
+    proc.stdin.close()
+    # Progress lines go through as they come; an error line is kept to be raised as ours, so
+    # that the user sees it once.
+    error = ""
+    for raw in proc.stderr:
+        line = raw.decode(errors="replace").rstrip()
+        if line.startswith("mpsched: error: "):
+            error = line.removeprefix("mpsched: error: ")
+        elif progress and line:
+            print_err(line)
+    stdout = proc.stdout.read()
+    status = proc.wait()
+    if status != 0:
+        message = f"kernel {mode}: {error or f'exit status {status}'}"
+        if status == 2:
+            raise ScenarioError(error or message)
+        raise RuntimeError(message)
+    out = json.loads(stdout)
     return [dict(r, seed=seed + i) for i, r in enumerate(out["runs"])]
 
 

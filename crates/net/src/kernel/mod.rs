@@ -460,7 +460,7 @@ fn result(
     json!({
         "scheduler": mode.label(sc),
         "download_time_s": duration,
-        "server_time_s": requests.first().map(|&r| secs(end.saturating_sub(r))),
+        "server_download_time_s": requests.first().map(|&r| secs(end.saturating_sub(r))),
         "handshake_s": secs(t.established - t.connect_start),
         "chunk_times_s": chunk_times,
         "chunks_completed": t.chunk_ends.len(),
