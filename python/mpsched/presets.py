@@ -2,7 +2,7 @@
 
 Each preset is one or more sweeps (stored in one results database, so an interrupted
 reproduction resumes), a set of figures drawn from the results, and the numbers the paper
-reports next to ours. The figures of seed 000 (DEMS, MobiCom'17) are not in its text, only
+reports next to ours. The figures of Guo et al., MobiCom 2017 (DEMS) are not in its text, only
 their captions and the numbers quoted in §3.2 and §7, so where the text leaves a parameter open
 (which three RTT combinations Fig. 10 uses, what the bandwidth traces of Fig. 14 looked like)
 the preset says what it assumes in `assumptions`.
@@ -42,7 +42,7 @@ def _plots():
     return plots
 
 
-PAPER = "seed 000 (Guo et al., DEMS, MobiCom'17)"
+PAPER = "Guo et al., MobiCom 2017 (DEMS)"
 DEMS = ["dems-b", "dems-s", "dems-f"]
 SIZE_KEY = "workload.size"
 LTE_RTT = "path.lte.rtt"
@@ -415,7 +415,8 @@ def _fig11_claims(df: Any) -> list[Claim]:
 
 
 def _fig12_sweeps(ctx: Context) -> list[dict]:
-    # Seed 000 §7.2 repeats each download ten times over its proxy's long-lived subflows: ten
+    # Guo et al., MobiCom 2017, §7.2 repeats each download ten times over its proxy's long-lived
+    # subflows: ten
     # chunks 0.5 s apart on one connection, with the windows the previous chunk built (restart
     # after idle off, as on such a proxy). The run's completion_gap_s is the median over its
     # chunks. On fresh subflows a 270 ms LTE path stays window-limited in slow start and the gap

@@ -46,9 +46,9 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The DEMS §3.2 WiFi/LTE profile (seed 000), its uplink rates included (footnote 2): they carry
-# the handshakes, the request and the ACKs. examples/wifi-lte.toml is the same scenario; tests
-# check that the two resolve identically.
+# The DEMS WiFi/LTE profile (Guo et al., MobiCom 2017, §3.2), its uplink rates included
+# (footnote 2): they carry the handshakes, the request and the ACKs. examples/wifi-lte.toml is
+# the same scenario; tests check that the two resolve identically.
 DEFAULT_SCENARIO_TOML = """\
 [[path]]
 name = "wifi"
@@ -554,7 +554,9 @@ def _hystart(value: Any) -> str:
 
 
 def _mss(value: Any) -> int:
-    mss = units.parse_size(value)
+    # A bare whole number is bytes (mss = 1448), as Linux's TCP_MAXSEG takes it.
+    plain = isinstance(value, int) and not isinstance(value, bool)
+    mss = value if plain else units.parse_size(value)
     # Below 64 B headers dominate and the model stops meaning anything; above 64 KiB no IP
     # packet can carry it.
     if not 64 <= mss <= 65535:
@@ -568,7 +570,7 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     d = _TRANSPORT_DEFAULTS
     t = "transport"
     positive_size = _positive(units.parse_size, "size")
-    return {
+    transport = {
         "cc": _field(ctx, t, table, "cc", _congestion_control, d["cc"]),
         "mss": _field(ctx, t, table, "mss", _mss, d["mss"]),
         "init_cwnd": _field(
@@ -591,6 +593,16 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
         # Linux internal TCP pacing (tcp_update_pacing_rate), off by default.
         "pacing": _field(ctx, t, table, "pacing", _boolean, d["pacing"]),
     }
+    # A buffer smaller than one segment can never carry one: the run could only stall.
+    for key in ("send_buffer", "recv_buffer"):
+        size = transport[f"{key}_bytes"]
+        if size < transport["mss"]:
+            raise ctx.error(
+                f"{t}.{key}",
+                f"{units.format_size(size)} is "
+                f"smaller than one segment (mss {transport['mss']}B): nothing could be sent",
+            )
+    return transport
 
 
 def _resolve_sim(ctx: _Context, raw: Any) -> dict[str, Any]:

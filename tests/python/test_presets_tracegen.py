@@ -29,7 +29,7 @@ def test_presets_lists_every_dems_figure(capsys):
     names = [p["name"] for p in json.loads(proc.stdout)]
     for fig in (1, 10, 11, 12, 13, 14, 18):
         assert f"dems-fig{fig}" in names
-    assert all("seed 000" in p["rebuilds"] for p in json.loads(proc.stdout))
+    assert all("Guo et al., MobiCom 2017" in p["rebuilds"] for p in json.loads(proc.stdout))
 
 
 def test_unknown_preset_is_one_line(capsys):

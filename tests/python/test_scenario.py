@@ -464,7 +464,7 @@ def test_rate_errors(write, rate, message):
         (MINIMAL + "[extra]\n", ': unknown key "extra"'),
         (MINIMAL + '[transport]\ncc = "lia"\n', None),
         (MINIMAL + '[transport]\ncc = "vegas"\n', ": transport.cc: unknown congestion control"),
-        (MINIMAL + "[transport]\nmss = 1448\n", ": transport.mss: bad size 1448: a unit"),
+        (MINIMAL + "[transport]\nmss = 1448.5\n", ": transport.mss: bad size 1448.5"),
         (MINIMAL + '[transport]\nmss = "20B"\n', ": transport.mss: mss must be between"),
         (MINIMAL + "[transport]\ninit_cwnd = 0\n", ": transport.init_cwnd: must be positive"),
         (MINIMAL + '[transport]\ndelayed_ack = "yes"\n', ": transport.delayed_ack: expected"),

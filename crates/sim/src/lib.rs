@@ -28,6 +28,19 @@ use crate::trace::{Trace, TraceError};
 use crate::tracing::PacketTrace;
 use crate::world::World;
 
+/// Set by the binding when the user presses Ctrl-C: every running simulation stops at its next
+/// look (see `world::World::run`) and reports `failure: "interrupted"`.
+static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ask every running simulation to stop (`true`), or allow runs again (`false`).
+pub fn set_interrupt(on: bool) {
+    INTERRUPT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn interrupted() -> bool {
+    INTERRUPT.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Engine version: part of every result and of the results-store key.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
@@ -410,5 +423,8 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     o.insert("sim_time_s".into(), json!(sim_time));
     o.insert("wall_time_s".into(), json!(wall));
     o.insert("truncated".into(), json!(w.truncated));
+    // A run that did not deliver its workload, and why (DESIGN.md "Metrics"; docs/scenarios.md).
+    o.insert("failed".into(), json!(w.failure.is_some()));
+    o.insert("failure".into(), json!(w.failure));
     Value::Object(o)
 }

@@ -84,6 +84,10 @@ impl Workload {
     pub fn completed(&self) -> u32 {
         self.completed
     }
+    /// A chunk has been requested and is not yet delivered (the stall detector's condition).
+    pub fn outstanding(&self) -> bool {
+        !self.is_bulk() && self.requested_at.len() as u32 > self.completed
+    }
 
     pub fn on_request(&mut self, k: u32, now: Time) {
         if self.requested_at.len() == k as usize {

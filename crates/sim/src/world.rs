@@ -172,6 +172,15 @@ fn path_slot(p: u8, which: usize) -> usize {
     2 + 4 * p as usize + which
 }
 
+/// A run with a chunk outstanding and no byte delivered in order for this long has failed.
+/// Twice Linux's TCP_RTO_MAX (120 s, include/net/tcp.h): a backed-off retransmission on a path
+/// that came back would have delivered something by then.
+pub const STALL_AFTER: mpsched_core::time::Duration = mpsched_core::time::Duration(240_000_000_000);
+
+/// How many events pass between looks at the interrupt flag (Ctrl-C); a look costs an atomic
+/// load, and 4096 events are well under a millisecond.
+const INTERRUPT_CHECK_EVERY: u64 = 4096;
+
 pub struct World<'a> {
     now: Time,
     /// Keys of the recurring events, `NO_EVENT` when not pending.
@@ -191,6 +200,8 @@ pub struct World<'a> {
     sample_every: Option<mpsched_core::time::Duration>,
     max_time: Time,
     pub(crate) truncated: bool,
+    /// Why the run did not deliver its workload (None: it did); see [`World::run`].
+    pub(crate) failure: Option<String>,
     /// The subflow the connection opens on.
     initial: u8,
     /// Further paths are joined (MPTCP); false for a single-path connection.
@@ -260,6 +271,7 @@ impl<'a> World<'a> {
             sample_every,
             max_time: Time::from_secs_f64(sc.sim.max_time_s),
             truncated: false,
+            failure: None,
             initial,
             join,
             joins_sent: false,
@@ -365,10 +377,34 @@ impl<'a> World<'a> {
             .stop_time()
             .unwrap_or(self.max_time)
             .min(self.max_time);
+        // Stall detector: a chunk outstanding and nothing delivered for STALL_AFTER.
+        let mut progress = (Time::ZERO, 0u64);
         while let Some((t, ev)) = self.pop_event() {
             if t > stop_at {
                 self.truncated = self.workload.stop_time().is_none_or(|s| s > self.max_time);
+                if self.truncated {
+                    self.failure = Some(format!(
+                        "time limit: sim.max_time {} s reached before the workload completed",
+                        (self.max_time.as_secs_f64() * 1e3).round() / 1e3
+                    ));
+                }
                 self.now = stop_at;
+                break;
+            }
+            if self.events.is_multiple_of(INTERRUPT_CHECK_EVERY) && crate::interrupted() {
+                self.truncated = true;
+                self.failure = Some("interrupted".into());
+                break;
+            }
+            if matches!(ev, Ev::Request(_)) || self.rec.delivered_bytes != progress.1 {
+                progress = (t, self.rec.delivered_bytes);
+            } else if self.workload.outstanding() && t.0 - progress.0 .0 > STALL_AFTER.0 {
+                self.truncated = true;
+                self.now = t;
+                self.failure = Some(format!(
+                    "stalled: no data delivered for {} s",
+                    STALL_AFTER.as_secs_f64().round()
+                ));
                 break;
             }
             if ev == Ev::Sample {
@@ -391,6 +427,7 @@ impl<'a> World<'a> {
         if self.idle() && !self.workload.finished() && self.workload.stop_time().is_none() {
             // Nothing left to happen but the work is not done (e.g. a path that never recovers).
             self.truncated = true;
+            self.failure = Some("stalled: nothing left to happen (no path can deliver)".into());
         }
     }
 

@@ -237,14 +237,14 @@ pub trait Scheduler: std::fmt::Debug + Send {
 pub const SCHEDULERS: &[(&str, &str)] = &[
     (
         "minrtt",
-        "lowest-sRTT subflow with window space; opportunistic retransmission and penalization (Linux MPTCP v0.9x default; seed 001 §3.1, seed 002 §2.3)",
+        "lowest-sRTT subflow with window space; opportunistic retransmission and penalization (Linux MPTCP v0.9x default; Cech, TUM 2020 §3.1, Shi et al., USENIX ATC 2018 §2.3)",
     ),
-    ("rr", "round robin over subflows with window space, starting at the lowest RTT (seed 000 §7.5)"),
-    ("redundant", "every segment on every subflow (ReMP; seed 000 §3.1, §7.5)"),
-    ("single", "best single path by capacity estimate, or single:NAME (seed 000 §3.2, §7.5)"),
-    ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (seed 000 §4.1-4.2, §7.1); N paths: our generalization"),
-    ("dems-s", "DEMS with simple reinjection past the meeting point (seed 000 §4.3, Eq. 10)"),
-    ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (seed 000 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
+    ("rr", "round robin over subflows with window space, starting at the lowest RTT (Guo et al., MobiCom 2017 §7.5)"),
+    ("redundant", "every segment on every subflow (ReMP; Guo et al., MobiCom 2017 §3.1, §7.5)"),
+    ("single", "best single path by capacity estimate, or single:NAME (Guo et al., MobiCom 2017 §3.2, §7.5)"),
+    ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (Guo et al., MobiCom 2017 §4.1-4.2, §7.1); N paths: our generalization"),
+    ("dems-s", "DEMS with simple reinjection past the meeting point (Guo et al., MobiCom 2017 §4.3, Eq. 10)"),
+    ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (Guo et al., MobiCom 2017 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
 ];
 
 /// Errors building a scheduler from its CLI name.
