@@ -10,6 +10,7 @@ pub mod cc;
 pub mod estimate;
 pub mod hist;
 pub mod meta;
+pub mod model;
 pub mod packet;
 pub mod rangeset;
 pub mod receiver;

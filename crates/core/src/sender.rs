@@ -113,6 +113,10 @@ impl SenderConnection {
     pub fn scheduler_name(&self) -> &'static str {
         self.sched.name()
     }
+    /// The scheduler's sequence gap, segments (STMS; `None` for other schedulers).
+    pub fn scheduler_gap(&self) -> Option<f64> {
+        self.sched.gap_segments()
+    }
     pub fn path_stats(&self) -> &[PathStats] {
         &self.stats
     }

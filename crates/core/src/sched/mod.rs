@@ -37,6 +37,8 @@ pub mod minrtt;
 pub mod redundant;
 pub mod rr;
 pub mod single;
+pub mod stms_a;
+pub mod stms_c;
 
 use crate::estimate::Estimator;
 use crate::meta::send::{SegNo, SendBuffer};
@@ -177,6 +179,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment>;
     /// Notification of an event; the default ignores it.
     fn on_event(&mut self, _ctx: &mut SchedCtx<'_>, _ev: &SchedEvent) {}
+    /// The sequence gap (segments) a gap-keeping scheduler holds for the fast subflow now
+    /// (STMS, Shi et al., USENIX ATC 2018, Eq. 2); `None` for the others. For traces and tests.
+    fn gap_segments(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// Every scheduler the engine builds by name, with its paper reference.
@@ -190,6 +197,8 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("single", "best single path by capacity estimate, or single:NAME (seed 000 §3.2, §7.5)"),
     ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (seed 000 §4.1-4.2, §7.1); N paths: our generalization"),
     ("dems-s", "DEMS with simple reinjection past the meeting point (seed 000 §4.3, Eq. 10)"),
+    ("stms-c", "STMS with computed gap: fast subflow sends in order, slow one skips Gap = B_f (OWD_s - OWD_f) segments (Shi et al., USENIX ATC 2018, Alg. 1, Eq. 2)"),
+    ("stms-a", "STMS with adjusted gap: Alg. 1 with the gap learned from data-ACKs every (RTT_s + RTT_f)/2 (Shi et al., USENIX ATC 2018, Alg. 2)"),
     ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (seed 000 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
 ];
 
@@ -225,6 +234,8 @@ pub fn build(
                 return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
             }
         },
+        ("stms-c", None) => Box::new(stms_c::StmsC::default()),
+        ("stms-a", None) => Box::new(stms_a::StmsA::default()),
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
         ("single", None) => {
             let best = capacity_bps

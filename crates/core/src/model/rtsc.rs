@@ -1,0 +1,1 @@
+//! Park et al. (R-TSC) delay and rate model.
