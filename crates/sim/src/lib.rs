@@ -360,6 +360,15 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
         "ooo_delay_p99_s".into(),
         json!(hist.quantile(0.99) as f64 * 1e-9),
     );
+    // Shi et al., USENIX ATC 2018, §2.3/§3.2 (Eq. 1, 3, 4): the host buffer actually used, i.e.
+    // bytes from the data-ACK to the end of each segment sent (the send buffer must hold them and
+    // the receive window admit them); median and maximum over transmissions.
+    let used = snd.window_used();
+    o.insert(
+        "host_buffer_used_p50_bytes".into(),
+        json!(used.quantile(0.5)),
+    );
+    o.insert("host_buffer_used_max_bytes".into(), json!(used.max()));
     o.insert("data_packets".into(), json!(rec.data_packets));
     o.insert("events".into(), json!(w.events));
     o.insert("sim_time_s".into(), json!(sim_time));
