@@ -8,6 +8,7 @@ pub mod link;
 pub mod metrics;
 pub mod oracle;
 pub mod scenario;
+pub mod stream;
 pub mod trace;
 pub mod tracegen;
 pub mod tracing;
@@ -220,6 +221,37 @@ fn median(v: &[f64]) -> Option<f64> {
     })
 }
 
+/// Quantiles 0, 0.01, ..., 1 of a histogram of nanoseconds, in seconds: a CDF to plot.
+fn cdf_s(h: &mpsched_core::hist::LogHistogram) -> Value {
+    json!((0..=100)
+        .map(|i| h.quantile(i as f64 / 100.0) as f64 * 1e-9)
+        .collect::<Vec<_>>())
+}
+
+/// Application-level delay of a `stream` workload (Park et al. (R-TSC), Eq. 1-4): p50/p95/p99
+/// of the total and of each component, the total's CDF, and playback stalls.
+fn stream_json(o: &mut Map<String, Value>, st: &stream::Stream) {
+    let s = &st.stats;
+    for (name, h) in [
+        ("app_delay", &s.total),
+        ("app_send_delay", &s.send),
+        ("app_network_delay", &s.network),
+        ("app_reorder_delay", &s.reorder),
+    ] {
+        for (q, tag) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
+            o.insert(
+                format!("{name}_{tag}_s"),
+                json!(h.quantile(q) as f64 * 1e-9),
+            );
+        }
+    }
+    o.insert("app_delay_cdf_s".into(), cdf_s(&s.total));
+    o.insert("app_packets".into(), json!(s.total.count()));
+    o.insert("app_generated_bytes".into(), json!(st.generated_bytes));
+    o.insert("stall_count".into(), json!(s.stalls));
+    o.insert("stall_time_s".into(), json!(s.stall_time.as_secs_f64()));
+}
+
 fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f64) -> Value {
     let sim_time = w.now().as_secs_f64();
     let rec = &w.rec;
@@ -255,7 +287,10 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
         "scenario".into(),
         serde_json::to_value(sc).expect("serializable"),
     );
-    if !w.workload.is_bulk() {
+    if let Some(st) = w.workload.stream() {
+        stream_json(&mut o, st);
+    }
+    if !w.workload.is_bulk() && !w.workload.is_stream() {
         let complete = w.workload.completed() == w.workload.chunk_count();
         o.insert(
             "download_time_s".into(),
@@ -360,6 +395,8 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
         "ooo_delay_p99_s".into(),
         json!(hist.quantile(0.99) as f64 * 1e-9),
     );
+    // Shi et al., USENIX ATC 2018, Fig. 10a: the out-of-order delay CDF.
+    o.insert("ooo_delay_cdf_s".into(), cdf_s(hist));
     // Shi et al., USENIX ATC 2018, §2.3/§3.2 (Eq. 1, 3, 4): the host buffer actually used, i.e.
     // bytes from the data-ACK to the end of each segment sent (the send buffer must hold them and
     // the receive window admit them); median and maximum over transmissions.

@@ -161,7 +161,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
         Workload::Chunks {
             size_bytes, count, ..
         } => (size_bytes, count),
-        Workload::Bulk { .. } => {
+        Workload::Bulk { .. } | Workload::Stream { .. } => {
             return Err(SimError::Scenario(
                 "scheduler oracle: needs a chunk or chunks workload".into(),
             ))

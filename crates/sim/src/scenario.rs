@@ -104,6 +104,30 @@ pub enum Workload {
         #[serde(default = "yes")]
         hint: bool,
     },
+    /// A live stream at `rate_bps` for `duration_s` (Park et al. (R-TSC), §II; see
+    /// `crate::stream`): CBR when `cv` is 0, else VBR frames every `frame_interval_s`.
+    Stream {
+        rate_bps: f64,
+        duration_s: f64,
+        #[serde(default = "default_packet_bytes")]
+        packet_bytes: u64,
+        #[serde(default)]
+        cv: f64,
+        #[serde(default = "default_frame_interval")]
+        frame_interval_s: f64,
+        #[serde(default = "default_playout")]
+        playout_delay_s: f64,
+    },
+}
+
+fn default_packet_bytes() -> u64 {
+    1448
+}
+fn default_frame_interval() -> f64 {
+    1.0 / 30.0
+}
+fn default_playout() -> f64 {
+    1.0
 }
 
 fn yes() -> bool {

@@ -57,6 +57,8 @@ enum Ev {
     RequestArrives(u32),
     /// Record per-path samples into the packet trace (`sim.sample_interval_s`).
     Sample,
+    /// A `stream` workload's application generates data.
+    AppTick,
 }
 
 struct SimPath {
@@ -145,6 +147,8 @@ impl<'a> World<'a> {
             })
             .collect();
         let npaths = sc.paths.len();
+        // Drawn after the paths' streams, so that adding it changed none of theirs.
+        let workload_rng = Pcg64::seed_from_u64(master.gen());
         let interval = sc.sim.sample_interval_s;
         let sample_every = (trace.is_some() && interval.is_finite() && interval > 0.0)
             .then(|| mpsched_core::time::Duration(((interval * 1e9).round() as u64).max(1)));
@@ -158,7 +162,7 @@ impl<'a> World<'a> {
             sender,
             receiver,
             recv_offset: (sc.sim.clock_offset_s * 1e9).round() as i64,
-            workload: Workload::new(&sc.workload),
+            workload: Workload::with_rng(&sc.workload, workload_rng),
             rec: Recorder::new(npaths),
             trace,
             sample_every,
@@ -259,6 +263,9 @@ impl<'a> World<'a> {
         }
         if self.sample_every.is_some() {
             self.schedule(Time::ZERO, Ev::Sample);
+        }
+        if let Some(t) = self.workload.first_tick() {
+            self.schedule(t, Ev::AppTick);
         }
         let stop_at = self
             .workload
@@ -376,6 +383,13 @@ impl<'a> World<'a> {
                 self.refill();
                 self.pump_sender();
             }
+            Ev::AppTick => {
+                if let Some(next) = self.workload.tick(self.now) {
+                    self.schedule(next, Ev::AppTick);
+                }
+                self.refill();
+                self.pump_sender();
+            }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
     }
@@ -407,6 +421,9 @@ impl<'a> World<'a> {
 
     fn on_arrival(&mut self, a: Arrival) {
         let now = self.now;
+        if !a.duplicate {
+            self.workload.on_arrival(a.dsn, a.len, now);
+        }
         self.rec.on_arrival(now, &a, &self.workload);
         if let Some(tr) = self.trace.as_deref_mut() {
             tr.push(now, Side::Receiver, a.path, EventKind::Arrive, a.dsn, a.len);
@@ -437,6 +454,9 @@ impl<'a> World<'a> {
         while let Some((seg, kind)) = self.sender.poll_transmit(snow) {
             let p = seg.path as usize;
             self.rec.on_data_sent(&seg);
+            if kind == TxKind::New {
+                self.workload.on_first_tx(seg.dsn, seg.len, self.now);
+            }
             if let Some(tr) = self.trace.as_deref_mut() {
                 let k = match kind {
                     TxKind::New => EventKind::Send,
