@@ -92,8 +92,10 @@ _WORKLOAD_KEYS = {
     "chunk": ("kind", "size"),
     "chunks": ("kind", "size", "count", "think", "hint"),
     "bulk": ("kind", "duration"),
+    # Park et al. (R-TSC), §II: a live source at application rate f; cv > 0 makes it VBR.
+    "stream": ("kind", "rate", "duration", "packet", "cv", "frame_interval", "playout_delay"),
 }
-_FUTURE_WORKLOADS = ("stream", "web")  # DESIGN.md roadmap
+_FUTURE_WORKLOADS = ("web",)  # DESIGN.md roadmap
 _TRANSPORT_KEYS = (
     "cc",
     "mss",
@@ -520,7 +522,38 @@ def _resolve_workload(ctx: _Context, raw: Any) -> dict[str, Any]:
             "hint": _field(ctx, "workload", table, "hint", _boolean, default=True),
         }
     duration = _positive(units.parse_time, "duration")
+    if kind == "stream":
+        return _resolve_stream(ctx, table, duration)
     return {"kind": "bulk", "duration_s": _field(ctx, "workload", table, "duration", duration)}
+
+
+def _coefficient_of_variation(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 100:
+        raise ScenarioError(f"cv must be a number in [0, 100), got {value!r}")
+    return float(value)
+
+
+def _resolve_stream(ctx: _Context, table: dict[str, Any], duration: Any) -> dict[str, Any]:
+    """The `stream` workload: CBR (cv = 0) or VBR frames every `frame_interval`."""
+    w = "workload"
+    return {
+        "kind": "stream",
+        "rate_bps": _field(ctx, w, table, "rate", _positive(units.parse_rate, "rate")),
+        "duration_s": _field(ctx, w, table, "duration", duration),
+        "packet_bytes": _field(
+            ctx, w, table, "packet", _positive(units.parse_size, "packet"), default=1448
+        ),
+        "cv": _field(ctx, w, table, "cv", _coefficient_of_variation, default=0.0),
+        "frame_interval_s": _field(
+            ctx,
+            w,
+            table,
+            "frame_interval",
+            _positive(units.parse_time, "frame_interval"),
+            default=1.0 / 30.0,
+        ),
+        "playout_delay_s": _field(ctx, w, table, "playout_delay", units.parse_time, default=1.0),
+    }
 
 
 def _congestion_control(value: Any) -> str:
