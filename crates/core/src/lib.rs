@@ -14,6 +14,7 @@ pub mod model;
 pub mod packet;
 pub mod rangeset;
 pub mod receiver;
+pub mod recv;
 pub mod sched;
 pub mod sender;
 pub mod subflow;

@@ -118,7 +118,37 @@ pub fn path_capacities(sc: &Scenario) -> Result<Vec<f64>, SimError> {
         .collect())
 }
 
+/// `NAME+POLICY` runs scheduler NAME with receiver policy POLICY (e.g. `rr+rtsc`); a plain
+/// name takes the scenario's `transport.receiver`.
+fn split_receiver<'a>(sc: &'a Scenario, name: &'a str) -> (&'a str, &'a str) {
+    match name.split_once('+') {
+        Some((s, r)) => (s, r),
+        None => (name, sc.transport.receiver.as_str()),
+    }
+}
+
+fn build_receiver_policy(
+    sc: &Scenario,
+    name: &str,
+) -> Result<Box<dyn mpsched_core::recv::ReceiverPolicy>, SimError> {
+    // The minimum RTT a client's handshake measures on each subflow: both propagation delays.
+    let rtts: Vec<Duration> = sc
+        .paths
+        .iter()
+        .map(|p| Duration::from_secs_f64(p.forward.delay_s + p.reverse.delay_s))
+        .collect();
+    mpsched_core::recv::build(name, &rtts, sc.transport.mss).ok_or_else(|| {
+        let known: Vec<&str> = mpsched_core::recv::RECEIVERS.iter().map(|r| r.0).collect();
+        SimError::Scenario(format!(
+            "receiver policy \"{name}\" unknown (known: {})",
+            known.join(", ")
+        ))
+    })
+}
+
 fn build_scheduler(sc: &Scenario, name: &str) -> Result<Box<dyn sched::Scheduler>, SimError> {
+    let (name, receiver) = split_receiver(sc, name);
+    build_receiver_policy(sc, receiver)?;
     let names: Vec<String> = sc.paths.iter().map(|p| p.name.clone()).collect();
     let caps = path_capacities(sc)?;
     Ok(sched::build(name, &names, &caps)?)
@@ -190,12 +220,13 @@ fn run_inner(
         },
         sched,
     );
-    let receiver = ReceiverConnection::new(&ReceiverConfig {
+    let mut receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss: t.mss,
         recv_buffer: t.recv_buffer_bytes,
         delayed_ack: t.delayed_ack,
     });
+    receiver.set_policy(build_receiver_policy(sc, split_receiver(sc, scheduler).1)?);
     let mut world = World::new(sc, &traces, sender, receiver, seed, trace);
     world.run();
     Ok(result_json(
@@ -406,6 +437,15 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
         json!(used.quantile(0.5)),
     );
     o.insert("host_buffer_used_max_bytes".into(), json!(used.max()));
+    let withheld = rcv.policy().withheld();
+    if !withheld.is_empty() {
+        // R-TSC §V: segments the receiver left out of its ACKs to make the sender halve.
+        o.insert("receiver".into(), json!(rcv.policy().name()));
+        o.insert(
+            "withheld_by_path".into(),
+            by_path(&|i| json!(withheld.get(i).copied().unwrap_or(0))),
+        );
+    }
     o.insert("data_packets".into(), json!(rec.data_packets));
     o.insert("events".into(), json!(w.events));
     o.insert("sim_time_s".into(), json!(sim_time));

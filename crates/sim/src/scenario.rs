@@ -147,6 +147,14 @@ pub struct Transport {
     /// RFC 5681 §4.1 restart window after an idle period longer than the RTO (Linux's
     /// `net.ipv4.tcp_slow_start_after_idle`, on by default there and here).
     pub slow_start_after_idle: bool,
+    /// Receiver policy (`mpsched_core::recv`): "default" or "rtsc" (Park et al. (R-TSC), §V).
+    /// A scheduler name `NAME+POLICY` overrides it for one run.
+    #[serde(skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+}
+
+fn is_default_receiver(r: &str) -> bool {
+    r == "default"
 }
 
 impl Default for Transport {
@@ -160,6 +168,7 @@ impl Default for Transport {
             delayed_ack: true,
             min_rto_s: 0.2,
             slow_start_after_idle: true,
+            receiver: "default".into(),
         }
     }
 }

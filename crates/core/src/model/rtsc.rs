@@ -132,7 +132,7 @@ pub struct Subflow {
 /// `alpha(w)` packets per RTT `T(w)` (Eq. 5) from `β W^Loss` to `W^Loss`: with
 /// `dt = T(w)/α(w) dw`, rate `= ∫ w/α dw / ∫ T/α dw` (Eq. 7, 17, 18).
 fn cycle_average(s: &Subflow, alpha: &dyn Fn(f64, bool) -> f64) -> (f64, f64) {
-    const STEPS: usize = 400;
+    const STEPS: usize = 100;
     let w_bdp = s.c * s.t_p;
     let (w0, w1) = (BETA * s.w_loss, s.w_loss);
     let dw = (w1 - w0) / STEPS as f64;
