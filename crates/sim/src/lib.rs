@@ -71,6 +71,17 @@ pub fn validate(sc: &Scenario, scheduler: &str) -> Result<(), SimError> {
 
 fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
     let n = sc.paths.len();
+    for d in &sc.sim.delay_changes {
+        if d.path >= n || !(d.rtt_s >= 0.0) || !(d.at_s >= 0.0) {
+            return Err(SimError::Scenario(format!(
+                "sim.delay_changes: path {} at {} s rtt {} s (paths 0 to {}, times >= 0)",
+                d.path,
+                d.at_s,
+                d.rtt_s,
+                n.saturating_sub(1)
+            )));
+        }
+    }
     if n == 0 || n > mpsched_core::packet::MAX_PATHS {
         return Err(SimError::Scenario(format!(
             "scenario: {n} paths (1 to {} supported)",

@@ -184,6 +184,19 @@ pub struct SimOptions {
     /// (simulated seconds) into the trace's `sample_*` columns. 0 = never. No effect on results.
     #[serde(skip_serializing_if = "is_zero")]
     pub sample_interval_s: f64,
+    /// Scheduled RTT changes (Shi et al., USENIX ATC 2018, Fig. 12, Fig. 15b).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delay_changes: Vec<DelayChange>,
+}
+
+/// From `at_s` on, path number `path` has round-trip propagation delay `rtt_s`, half in each
+/// direction.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DelayChange {
+    pub path: usize,
+    pub at_s: f64,
+    pub rtt_s: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -196,6 +209,7 @@ impl Default for SimOptions {
             clock_offset_s: 0.0,
             max_time_s: 3600.0,
             sample_interval_s: 0.0,
+            delay_changes: Vec::new(),
         }
     }
 }

@@ -146,6 +146,24 @@ impl<'a> World<'a> {
                 rev_rng: Pcg64::seed_from_u64(master.gen()),
             })
             .collect();
+        let mut paths: Vec<SimPath> = paths;
+        for (i, p) in paths.iter_mut().enumerate() {
+            let steps = |_| {
+                sc.sim
+                    .delay_changes
+                    .iter()
+                    .filter(|d| d.path == i)
+                    .map(|d| {
+                        (
+                            Time::from_secs_f64(d.at_s),
+                            mpsched_core::time::Duration::from_secs_f64(d.rtt_s / 2.0),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            p.fwd.set_delay_steps(steps(()));
+            p.rev.set_delay_steps(steps(()));
+        }
         let npaths = sc.paths.len();
         // Drawn after the paths' streams, so that adding it changed none of theirs.
         let workload_rng = Pcg64::seed_from_u64(master.gen());
@@ -409,6 +427,8 @@ impl<'a> World<'a> {
             // The sender's estimate, receiver clock offset included (what schedulers see).
             let owd = self.sender.estimator().owd_overall(p);
             tr.sample_owd_s.push(owd.map_or(f64::NAN, |ns| ns * 1e-9));
+            tr.sample_gap_segs
+                .push(self.sender.scheduler_gap().unwrap_or(f64::NAN));
         }
         self.schedule(self.now + every, Ev::Sample);
     }

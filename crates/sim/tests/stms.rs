@@ -111,3 +111,59 @@ fn receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c() {
     println!("{table}");
     assert!(misses.is_empty(), "more than 15% off: {misses:?}\n{table}");
 }
+
+/// Issue 12 / Shi et al., USENIX ATC 2018, §5.1.3 Fig. 12a: after the fast path's RTT drops
+/// from 20 to 5 ms (slow path 100 ms, both 30 Mbit/s, shallow bottleneck buffers so that the
+/// RTTs are the configured ones), STMS-A's gap (Algorithm 2) converges to Eq. 2's value
+/// `B_f (OWD_s − OWD_f)`: averaged from 5 adjust intervals `(RTT_s + RTT_f)/2` after the change
+/// over the next 2 s, it is within 10% of Eq. 2 evaluated with the fast path's payload capacity
+/// and the smoothed RTTs sampled at the same instants (one-way delays as half of them, §4).
+#[test]
+#[ignore = "measured: gap 87.8 segments vs Eq. 2 115.0 (-23.6%) averaged over the 2 s from 5 adjust intervals after the change; the gap reaches Eq. 2's level (~104-117) about 1 s later but swings +-20% around it; needs a closer reading of Alg. 2's EWMA (weight, per-interval reset) than the paper gives"]
+fn stms_a_gap_converges_to_eq2_after_a_delay_change() {
+    let (rate, change_at) = (30e6, 10.0);
+    let sc = Scenario {
+        paths: vec![
+            PathSpec::bottleneck("fast", rate, 0.020, 0.005, 0.0),
+            PathSpec::bottleneck("slow", rate, 0.100, 0.010, 0.0),
+        ],
+        workload: Workload::Bulk { duration_s: 14.0 },
+        transport: Transport::default(),
+        sim: SimOptions {
+            sample_interval_s: 0.05,
+            delay_changes: vec![mpsched_sim::scenario::DelayChange {
+                path: 0,
+                at_s: change_at,
+                rtt_s: 0.005,
+            }],
+            ..SimOptions::default()
+        },
+    };
+    let (_, tr) = mpsched_sim::run_sampled(&sc, "stms-a", 1).expect("run");
+    let b_f = rate * PAYLOAD / 8.0 / MSS; // segments per second
+    let interval = (0.100 + 0.005) / 2.0;
+    let from = change_at + 5.0 * interval;
+    let (mut gap, mut eq2, mut n) = (0.0, 0.0, 0.0);
+    // Rows come per path: fast (0) then slow (1) at each instant.
+    for i in (0..tr.sample_time_s.len()).step_by(2) {
+        let t = tr.sample_time_s[i];
+        if t < from || t > from + 2.0 {
+            continue;
+        }
+        let (rtt_f, rtt_s) = (tr.sample_srtt_s[i], tr.sample_srtt_s[i + 1]);
+        gap += tr.sample_gap_segs[i];
+        eq2 += stms::true_gap(b_f, rtt_f / 2.0, rtt_s / 2.0);
+        n += 1.0;
+    }
+    let (gap, eq2) = (gap / n, eq2 / n);
+    let err = (gap - eq2) / eq2;
+    println!(
+        "gap {gap:.1} segments, Eq. 2 {eq2:.1} ({:+.1}%)",
+        100.0 * err
+    );
+    assert!(
+        err.abs() <= 0.10,
+        "gap {gap:.1} vs Eq. 2 {eq2:.1} ({:+.1}%)",
+        100.0 * err
+    );
+}
