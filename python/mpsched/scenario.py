@@ -105,7 +105,10 @@ _TRANSPORT_KEYS = (
     "delayed_ack",
     "min_rto",
     "slow_start_after_idle",
+    "receiver",
 )
+# Receiver policies (crates/core/src/recv): plain ACKing, or R-TSC (Park et al., §V).
+_RECEIVERS = ("default", "rtsc")
 _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
 _SECTION_KEYS = {"workload": _ALL_WORKLOAD_KEYS, "transport": _TRANSPORT_KEYS, "sim": _SIM_KEYS}
@@ -584,7 +587,7 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     d = _TRANSPORT_DEFAULTS
     t = "transport"
     positive_size = _positive(units.parse_size, "size")
-    return {
+    out = {
         "cc": _field(ctx, t, table, "cc", _congestion_control, d["cc"]),
         "mss": _field(ctx, t, table, "mss", _mss, d["mss"]),
         "init_cwnd": _field(
@@ -603,6 +606,19 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
             ctx, t, table, "slow_start_after_idle", _boolean, d["slow_start_after_idle"]
         ),
     }
+    receiver = _field(ctx, t, table, "receiver", _receiver, "default")
+    if receiver != "default":
+        out["receiver"] = receiver
+    return out
+
+
+def _receiver(value: Any) -> str:
+    name = _string(value)
+    if name not in _RECEIVERS:
+        raise ScenarioError(
+            f"unknown receiver policy {json.dumps(name)} (known: {', '.join(_RECEIVERS)})"
+        )
+    return name
 
 
 def _resolve_sim(ctx: _Context, raw: Any) -> dict[str, Any]:
