@@ -72,7 +72,8 @@ pub fn validate(sc: &Scenario, scheduler: &str) -> Result<(), SimError> {
 fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
     let n = sc.paths.len();
     for d in &sc.sim.delay_changes {
-        if d.path >= n || !(d.rtt_s >= 0.0) || !(d.at_s >= 0.0) {
+        let valid = |x: f64| x.is_finite() && x >= 0.0;
+        if d.path >= n || !valid(d.rtt_s) || !valid(d.at_s) {
             return Err(SimError::Scenario(format!(
                 "sim.delay_changes: path {} at {} s rtt {} s (paths 0 to {}, times >= 0)",
                 d.path,
