@@ -228,8 +228,8 @@ def plan_sweep(
     for sched in schedulers:
         # Parameterized forms (single:NAME, NAME+RECEIVER) are checked by the engine's
         # validate below.
-        base = sched.split("+", 1)[0]
-        if base not in known and base.split(":", 1)[0] not in known:
+        plain = sched.split("+", 1)[0]
+        if plain not in known and plain.split(":", 1)[0] not in known:
             raise _error(
                 source,
                 "schedulers",
