@@ -33,6 +33,7 @@
 
 pub mod dems;
 pub mod dems_n;
+pub mod fixed_split;
 pub mod minrtt;
 pub mod redundant;
 pub mod rr;
@@ -232,6 +233,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn gap_segments(&self) -> Option<f64> {
         None
     }
+    /// The one path a single-path scheduler uses: the connection is then plain TCP over that
+    /// path (its handshake on it, no MP_JOIN to the others).
+    fn only_path(&self) -> Option<PathId> {
+        None
+    }
 }
 
 /// Every scheduler the engine builds by name, with its paper reference.
@@ -285,6 +291,13 @@ pub fn build(
         ("stms-c", None) => Box::new(stms_c::StmsC::default()),
         ("stms-a", None) => Box::new(stms_a::StmsA::default()),
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
+        ("fixed-split", Some(a)) => match fixed_split::FixedSplit::parse(a, path_names.len()) {
+            Some(s) => Box::new(s),
+            None => {
+                let known: Vec<&str> = SCHEDULERS.iter().map(|s| s.0).collect();
+                return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
+            }
+        },
         ("single", None) => {
             let best = capacity_bps
                 .iter()
