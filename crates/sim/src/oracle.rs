@@ -108,7 +108,7 @@ impl Search<'_> {
         let step = nseg.div_ceil(COARSE_INTERVALS).max(1);
         let grid: Vec<u64> = (0..=nseg / step)
             .map(|i| i * step)
-            .chain((nseg % step != 0).then_some(nseg))
+            .chain((!nseg.is_multiple_of(step)).then_some(nseg))
             .collect();
         self.refine(grid, step)?;
         let mut best = (f64::INFINITY, 0);
