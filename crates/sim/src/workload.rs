@@ -124,9 +124,7 @@ impl Workload {
         self.bulk_duration
     }
     pub fn initial_requests(&self) -> Vec<(u32, Time)> {
-        if self.is_stream() {
-            return vec![];
-        }
+        // A stream's request only opens the connection; its data comes from `tick`.
         vec![(0, Time::ZERO)]
     }
     pub fn finished(&self) -> bool {
