@@ -46,7 +46,8 @@ def check_schedulers(names: Iterable[str]) -> None:
     """Reject unknown scheduler names, listing the known ones."""
     known = [name for name, _ in schedulers()]
     for name in names:
-        if name not in known:
+        # NAME+RECEIVER runs NAME with a receiver policy (e.g. rr+rtsc); the engine checks it.
+        if name.split("+", 1)[0] not in known:
             raise ScenarioError(f'unknown scheduler "{name}" (known: {", ".join(known)})')
 
 

@@ -74,10 +74,11 @@ class Preset:
     figures: Callable[[Any, Context], list[tuple[str, Any]]]  # (file stem, Figure)
     claims: Callable[[Any], list[Claim]]
     assumptions: Sequence[str] = field(default_factory=tuple)
+    paper: str = PAPER
 
     @property
     def rebuilds(self) -> str:
-        return f"{PAPER} {self.figure}: {self.caption}"
+        return f"{self.paper} {self.figure}: {self.caption}"
 
 
 # ---- helpers -----------------------------------------------------------------------------------
@@ -756,6 +757,16 @@ PRESETS: dict[str, Preset] = {
         ),
     )
 }
+
+
+def _register_delay_presets() -> None:
+    # STMS and R-TSC presets live in their own module (python/mpsched/presets_delay.py).
+    from .presets_delay import presets
+
+    PRESETS.update(presets())
+
+
+_register_delay_presets()
 
 
 def get(name: str) -> Preset:

@@ -95,8 +95,10 @@ _WORKLOAD_KEYS = {
     "chunk": ("kind", "size"),
     "chunks": ("kind", "size", "count", "think", "hint"),
     "bulk": ("kind", "duration"),
+    # Park et al. (R-TSC), §II: a live source at application rate f; cv > 0 makes it VBR.
+    "stream": ("kind", "rate", "duration", "packet", "cv", "frame_interval", "playout_delay"),
 }
-_FUTURE_WORKLOADS = ("stream", "web")  # DESIGN.md roadmap
+_FUTURE_WORKLOADS = ("web",)  # DESIGN.md roadmap
 _TRANSPORT_KEYS = (
     "cc",
     "mss",
@@ -108,7 +110,10 @@ _TRANSPORT_KEYS = (
     "slow_start_after_idle",
     "hystart",
     "pacing",
+    "receiver",
 )
+# Receiver policies (crates/core/src/recv): plain ACKing, or R-TSC (Park et al., §V).
+_RECEIVERS = ("default", "rtsc")
 _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
 _SECTION_KEYS = {"workload": _ALL_WORKLOAD_KEYS, "transport": _TRANSPORT_KEYS, "sim": _SIM_KEYS}
@@ -527,7 +532,38 @@ def _resolve_workload(ctx: _Context, raw: Any) -> dict[str, Any]:
             "hint": _field(ctx, "workload", table, "hint", _boolean, default=True),
         }
     duration = _positive(units.parse_time, "duration")
+    if kind == "stream":
+        return _resolve_stream(ctx, table, duration)
     return {"kind": "bulk", "duration_s": _field(ctx, "workload", table, "duration", duration)}
+
+
+def _coefficient_of_variation(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 100:
+        raise ScenarioError(f"cv must be a number in [0, 100), got {value!r}")
+    return float(value)
+
+
+def _resolve_stream(ctx: _Context, table: dict[str, Any], duration: Any) -> dict[str, Any]:
+    """The `stream` workload: CBR (cv = 0) or VBR frames every `frame_interval`."""
+    w = "workload"
+    return {
+        "kind": "stream",
+        "rate_bps": _field(ctx, w, table, "rate", _positive(units.parse_rate, "rate")),
+        "duration_s": _field(ctx, w, table, "duration", duration),
+        "packet_bytes": _field(
+            ctx, w, table, "packet", _positive(units.parse_size, "packet"), default=1448
+        ),
+        "cv": _field(ctx, w, table, "cv", _coefficient_of_variation, default=0.0),
+        "frame_interval_s": _field(
+            ctx,
+            w,
+            table,
+            "frame_interval",
+            _positive(units.parse_time, "frame_interval"),
+            default=1.0 / 30.0,
+        ),
+        "playout_delay_s": _field(ctx, w, table, "playout_delay", units.parse_time, default=1.0),
+    }
 
 
 def _congestion_control(value: Any) -> str:
@@ -602,7 +638,19 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
                 f"{units.format_size(size)} is "
                 f"smaller than one segment (mss {transport['mss']}B): nothing could be sent",
             )
+    receiver = _field(ctx, t, table, "receiver", _receiver, "default")
+    if receiver != "default":
+        transport["receiver"] = receiver
     return transport
+
+
+def _receiver(value: Any) -> str:
+    name = _string(value)
+    if name not in _RECEIVERS:
+        raise ScenarioError(
+            f"unknown receiver policy {json.dumps(name)} (known: {', '.join(_RECEIVERS)})"
+        )
+    return name
 
 
 def _resolve_sim(ctx: _Context, raw: Any) -> dict[str, Any]:

@@ -230,8 +230,10 @@ def plan_sweep(
     core = _engine.core()
     known = [n for n, _ in _engine.schedulers()]
     for sched in schedulers:
-        # Parameterized forms (single:NAME) are checked by the engine's validate below.
-        if sched not in known and sched.split(":", 1)[0] not in known:
+        # Parameterized forms (single:NAME, NAME+RECEIVER) are checked by the engine's
+        # validate below.
+        plain = sched.split("+", 1)[0]
+        if plain not in known and plain.split(":", 1)[0] not in known:
             raise _error(
                 source,
                 "schedulers",

@@ -246,6 +246,19 @@ def test_workload_kinds(write):
     }
     bulk = scenario(write, MINIMAL + '[workload]\nkind = "bulk"\nduration = "10s"\n')
     assert bulk["workload"] == {"kind": "bulk", "duration_s": 10.0}
+    stream = scenario(
+        write,
+        MINIMAL + '[workload]\nkind = "stream"\nrate = "35.85Mbit"\nduration = "20s"\ncv = 0.3\n',
+    )
+    assert stream["workload"] == {
+        "kind": "stream",
+        "rate_bps": 35.85e6,
+        "duration_s": 20.0,
+        "packet_bytes": 1448,
+        "cv": 0.3,
+        "frame_interval_s": 1.0 / 30.0,
+        "playout_delay_s": 1.0,
+    }
 
 
 def test_transport_and_sim(write):
@@ -470,7 +483,19 @@ def test_rate_errors(write, rate, message):
         (MINIMAL + '[transport]\ndelayed_ack = "yes"\n', ": transport.delayed_ack: expected"),
         (MINIMAL + '[sim]\nmax_time = "0s"\n', ": sim.max_time: max_time must be positive"),
         (MINIMAL + "[sim]\nseed = 1\n", ': sim: unknown key "seed"'),
-        (MINIMAL + '[workload]\nkind = "stream"\n', ': workload.kind: "stream" is not impl'),
+        (MINIMAL + '[workload]\nkind = "web"\n', ': workload.kind: "web" is not impl'),
+        (
+            MINIMAL + '[workload]\nkind = "stream"\nduration = "1s"\n',
+            ': workload: missing key "rate"',
+        ),
+        (
+            MINIMAL + '[workload]\nkind = "stream"\nrate = "1Mbit"\nduration = "1s"\ncv = -1\n',
+            ": workload.cv: cv must be a number",
+        ),
+        (
+            MINIMAL + '[workload]\nkind = "stream"\nrate = "1Mbit"\nduration = "1s"\nsize = "1B"\n',
+            ': workload: unknown key "size"',
+        ),
         (MINIMAL + '[workload]\nkind = "video"\n', ": workload.kind: unknown workload kind"),
         (MINIMAL + '[workload]\nsize = "0B"\n', ": workload.size: size must be positive"),
         (MINIMAL + '[workload]\nkind = "chunks"\nsize = "1MiB"\n', ": workload: missing key"),

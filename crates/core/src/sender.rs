@@ -49,6 +49,10 @@ pub struct SenderConnection {
     refused: u64,
     /// Round-robin start for subflow retransmissions, so no subflow starves another.
     retx_turn: usize,
+    /// Host buffer in use (Shi et al., USENIX ATC 2018, §2.3, §3.2): at every new transmission,
+    /// the bytes from the data-ACK to the end of the segment sent. Both buffers must hold it:
+    /// the send buffer keeps those bytes, the receiver's window must admit them.
+    window_used: crate::hist::LogHistogram,
 }
 
 /// What `poll_transmit` produced beyond the segment itself, for traces.
@@ -86,6 +90,7 @@ impl SenderConnection {
             penalties: Vec::new(),
             refused: 0,
             retx_turn: 0,
+            window_used: crate::hist::LogHistogram::new(),
         }
     }
 
@@ -127,12 +132,20 @@ impl SenderConnection {
     pub fn scheduler_name(&self) -> &'static str {
         self.sched.name()
     }
+    /// The scheduler's sequence gap, segments (STMS; `None` for other schedulers).
+    pub fn scheduler_gap(&self) -> Option<f64> {
+        self.sched.gap_segments()
+    }
     /// The one path a single-path scheduler uses ([`Scheduler::only_path`]).
     pub fn scheduler_only_path(&self) -> Option<PathId> {
         self.sched.only_path()
     }
     pub fn path_stats(&self) -> &[PathStats] {
         &self.stats
+    }
+    /// Distribution of the host buffer in use at each new transmission, bytes.
+    pub fn window_used(&self) -> &crate::hist::LogHistogram {
+        &self.window_used
     }
     pub fn refused_assignments(&self) -> u64 {
         self.refused
@@ -294,6 +307,8 @@ impl SenderConnection {
         }
         let reinject = rec.tx_mask & !(1u8 << path) != 0;
         self.meta.on_transmit(seg, path, now);
+        self.window_used
+            .record(rec.end().saturating_sub(self.meta.data_ack()));
         let d = self.subflows[path as usize].send_new(now, seg, rec.dsn, rec.len);
         Some((
             d,

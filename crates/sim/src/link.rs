@@ -139,6 +139,10 @@ pub struct Link<P> {
     /// is in transit and no longer counts against the drop-tail limit).
     head_in_transit: Option<Time>,
     stats: LinkStats,
+    /// Scheduled changes of the propagation delay: from each time on, that delay.
+    delay_steps: Vec<(Time, Duration)>,
+    /// Latest arrival handed out: a delay decrease never lets a packet overtake another.
+    last_arrival: Time,
 }
 
 impl<P> Link<P> {
@@ -197,6 +201,25 @@ impl<P> Link<P> {
             head_departs: None,
             head_in_transit: None,
             stats: LinkStats::default(),
+            delay_steps: Vec::new(),
+            last_arrival: Time::ZERO,
+        }
+    }
+
+    /// Change the propagation delay to `d` at each `t` (e.g. Shi et al., USENIX ATC 2018,
+    /// Fig. 12 and 15b). Packets keep their order: after a decrease a packet arrives no earlier
+    /// than the one before it.
+    pub fn set_delay_steps(&mut self, mut steps: Vec<(Time, Duration)>) {
+        steps.sort_by_key(|s| s.0);
+        self.delay_steps = steps;
+    }
+
+    fn delay_at(&self, t: Time) -> Duration {
+        let i = self.delay_steps.partition_point(|s| s.0 <= t);
+        if i == 0 {
+            self.delay
+        } else {
+            self.delay_steps[i - 1].1
         }
     }
 
@@ -268,7 +291,9 @@ impl<P> Link<P> {
                 None
             }
         };
-        Some((done.pkt, departs + self.delay))
+        let arrive = (departs + self.delay_at(departs)).max(self.last_arrival);
+        self.last_arrival = arrive;
+        Some((done.pkt, arrive))
     }
 
     /// When the packet in transmission finishes, if the link is busy.

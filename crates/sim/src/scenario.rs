@@ -104,6 +104,30 @@ pub enum Workload {
         #[serde(default = "yes")]
         hint: bool,
     },
+    /// A live stream at `rate_bps` for `duration_s` (Park et al. (R-TSC), §II; see
+    /// `crate::stream`): CBR when `cv` is 0, else VBR frames every `frame_interval_s`.
+    Stream {
+        rate_bps: f64,
+        duration_s: f64,
+        #[serde(default = "default_packet_bytes")]
+        packet_bytes: u64,
+        #[serde(default)]
+        cv: f64,
+        #[serde(default = "default_frame_interval")]
+        frame_interval_s: f64,
+        #[serde(default = "default_playout")]
+        playout_delay_s: f64,
+    },
+}
+
+fn default_packet_bytes() -> u64 {
+    1448
+}
+fn default_frame_interval() -> f64 {
+    1.0 / 30.0
+}
+fn default_playout() -> f64 {
+    1.0
 }
 
 fn yes() -> bool {
@@ -129,6 +153,14 @@ pub struct Transport {
     /// Internal TCP pacing as Linux computes it (`tcp_update_pacing_rate`, EDT departure
     /// times, `tcp_internal_pacing`); off by default.
     pub pacing: bool,
+    /// Receiver policy (`mpsched_core::recv`): "default" or "rtsc" (Park et al. (R-TSC), §V).
+    /// A scheduler name `NAME+POLICY` overrides it for one run.
+    #[serde(skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+}
+
+fn is_default_receiver(r: &str) -> bool {
+    r == "default"
 }
 
 impl Default for Transport {
@@ -144,6 +176,7 @@ impl Default for Transport {
             slow_start_after_idle: true,
             hystart: "linux".into(),
             pacing: false,
+            receiver: "default".into(),
         }
     }
 }
@@ -159,6 +192,19 @@ pub struct SimOptions {
     /// (simulated seconds) into the trace's `sample_*` columns. 0 = never. No effect on results.
     #[serde(skip_serializing_if = "is_zero")]
     pub sample_interval_s: f64,
+    /// Scheduled RTT changes (Shi et al., USENIX ATC 2018, Fig. 12, Fig. 15b).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delay_changes: Vec<DelayChange>,
+}
+
+/// From `at_s` on, path number `path` has round-trip propagation delay `rtt_s`, half in each
+/// direction.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DelayChange {
+    pub path: usize,
+    pub at_s: f64,
+    pub rtt_s: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -171,6 +217,7 @@ impl Default for SimOptions {
             clock_offset_s: 0.0,
             max_time_s: 3600.0,
             sample_interval_s: 0.0,
+            delay_changes: Vec::new(),
         }
     }
 }

@@ -126,6 +126,8 @@ enum Ev {
     Request(u32),
     /// Record per-path samples into the packet trace (`sim.sample_interval_s`).
     Sample,
+    /// A `stream` workload's application generates data.
+    AppTick,
     /// Send a control packet again after it was dropped: (path, uplink?, packet).
     CtlRetry(u8, bool, Ctl),
 }
@@ -242,7 +244,27 @@ impl<'a> World<'a> {
                 established: None,
             })
             .collect();
+        let mut paths: Vec<SimPath> = paths;
+        for (i, p) in paths.iter_mut().enumerate() {
+            let steps = |_| {
+                sc.sim
+                    .delay_changes
+                    .iter()
+                    .filter(|d| d.path == i)
+                    .map(|d| {
+                        (
+                            Time::from_secs_f64(d.at_s),
+                            mpsched_core::time::Duration::from_secs_f64(d.rtt_s / 2.0),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            p.fwd.set_delay_steps(steps(()));
+            p.rev.set_delay_steps(steps(()));
+        }
         let npaths = sc.paths.len();
+        // Drawn after the paths' streams, so that adding it changed none of theirs.
+        let workload_rng = Pcg64::seed_from_u64(master.gen());
         // No subflow carries data before its handshake completes at the server.
         for p in 0..npaths {
             sender.set_subflow_pending(p as PathId);
@@ -265,7 +287,7 @@ impl<'a> World<'a> {
             sender,
             receiver,
             recv_offset: (sc.sim.clock_offset_s * 1e9).round() as i64,
-            workload: Workload::new(&sc.workload),
+            workload: Workload::with_rng(&sc.workload, workload_rng),
             rec: Recorder::new(npaths),
             trace,
             sample_every,
@@ -371,6 +393,9 @@ impl<'a> World<'a> {
         }
         if self.sample_every.is_some() {
             self.schedule(Time::ZERO, Ev::Sample);
+        }
+        if let Some(t) = self.workload.first_tick() {
+            self.schedule(t, Ev::AppTick);
         }
         let stop_at = self
             .workload
@@ -543,6 +568,13 @@ impl<'a> World<'a> {
                     self.send_down(p, c);
                 }
             }
+            Ev::AppTick => {
+                if let Some(next) = self.workload.tick(self.now) {
+                    self.schedule(next, Ev::AppTick);
+                }
+                self.refill();
+                self.pump_sender();
+            }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
     }
@@ -635,6 +667,8 @@ impl<'a> World<'a> {
             // The sender's estimate, receiver clock offset included (what schedulers see).
             let owd = self.sender.estimator().owd_overall(p);
             tr.sample_owd_s.push(owd.map_or(f64::NAN, |ns| ns * 1e-9));
+            tr.sample_gap_segs
+                .push(self.sender.scheduler_gap().unwrap_or(f64::NAN));
         }
         self.schedule(self.now + every, Ev::Sample);
     }
@@ -647,6 +681,9 @@ impl<'a> World<'a> {
 
     fn on_arrival(&mut self, a: Arrival) {
         let now = self.now;
+        if !a.duplicate {
+            self.workload.on_arrival(a.dsn, a.len, now);
+        }
         self.rec.on_arrival(now, &a, &self.workload);
         if let Some(tr) = self.trace.as_deref_mut() {
             tr.push(now, Side::Receiver, a.path, EventKind::Arrive, a.dsn, a.len);
@@ -677,6 +714,9 @@ impl<'a> World<'a> {
         while let Some((seg, kind)) = self.sender.poll_transmit(snow) {
             let p = seg.path as usize;
             self.rec.on_data_sent(&seg);
+            if kind == TxKind::New {
+                self.workload.on_first_tx(seg.dsn, seg.len, self.now);
+            }
             if let Some(tr) = self.trace.as_deref_mut() {
                 let k = match kind {
                     TxKind::New => EventKind::Send,

@@ -38,6 +38,8 @@ pub mod minrtt;
 pub mod redundant;
 pub mod rr;
 pub mod single;
+pub mod stms_a;
+pub mod stms_c;
 pub mod view;
 
 use crate::estimate::Estimator;
@@ -226,6 +228,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment>;
     /// Notification of an event; the default ignores it.
     fn on_event(&mut self, _ctx: &mut SchedCtx<'_>, _ev: &SchedEvent) {}
+    /// The sequence gap (segments) a gap-keeping scheduler holds for the fast subflow now
+    /// (STMS, Shi et al., USENIX ATC 2018, Eq. 2); `None` for the others. For traces and tests.
+    fn gap_segments(&self) -> Option<f64> {
+        None
+    }
     /// The one path a single-path scheduler uses: the connection is then plain TCP over that
     /// path (its handshake on it, no MP_JOIN to the others).
     fn only_path(&self) -> Option<PathId> {
@@ -245,6 +252,8 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (Guo et al., MobiCom 2017 §4.1-4.2, §7.1); N paths: our generalization"),
     ("dems-s", "DEMS with simple reinjection past the meeting point (Guo et al., MobiCom 2017 §4.3, Eq. 10)"),
     ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (Guo et al., MobiCom 2017 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
+    ("stms-c", "STMS with computed gap: fast subflow sends in order, slow one skips Gap = B_f (OWD_s - OWD_f) segments (Shi et al., USENIX ATC 2018, Alg. 1, Eq. 2)"),
+    ("stms-a", "STMS with adjusted gap: Alg. 1 with the gap learned from data-ACKs every (RTT_s + RTT_f)/2 (Shi et al., USENIX ATC 2018, Alg. 2)"),
 ];
 
 /// Errors building a scheduler from its CLI name.
@@ -279,6 +288,8 @@ pub fn build(
                 return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
             }
         },
+        ("stms-c", None) => Box::new(stms_c::StmsC::default()),
+        ("stms-a", None) => Box::new(stms_a::StmsA::default()),
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
         ("fixed-split", Some(a)) => match fixed_split::FixedSplit::parse(a, path_names.len()) {
             Some(s) => Box::new(s),
