@@ -68,6 +68,30 @@ pub enum SchedEvent {
     Rto { path: PathId },
 }
 
+/// Connection-held state of one subflow that the subflow itself does not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathInfo {
+    /// The subflow may take data: it is not "potentially failed" after a retransmission
+    /// timeout (v0.9x `tp->pf`, `mptcp_is_def_unavailable`) nor in the RTO Loss state
+    /// (`mptcp_is_temp_unavailable`, net/mptcp/mptcp_sched.c).
+    pub available: bool,
+    /// Bytes committed to the subflow's write queue and not yet sent (schedulers that queue
+    /// ahead of the window: upstream Linux pushes a burst into `ssk`'s write queue).
+    pub queued: u64,
+    /// The subflow's send buffer, bytes (`sk_sndbuf`, autotuned as `tcp_sndbuf_expand`).
+    pub sndbuf: u64,
+}
+
+impl Default for PathInfo {
+    fn default() -> Self {
+        PathInfo {
+            available: true,
+            queued: 0,
+            sndbuf: u64::MAX,
+        }
+    }
+}
+
 /// What a scheduler sees when asked.
 pub struct SchedCtx<'a> {
     pub now: Time,
@@ -75,6 +99,8 @@ pub struct SchedCtx<'a> {
     meta: &'a mut SendBuffer,
     est: &'a Estimator,
     penalties: &'a mut Vec<PathId>,
+    /// Per-path connection state; empty means every path available with nothing queued.
+    paths: &'a [PathInfo],
 }
 
 impl<'a> SchedCtx<'a> {
@@ -91,7 +117,22 @@ impl<'a> SchedCtx<'a> {
             meta,
             est,
             penalties,
+            paths: &[],
         }
+    }
+    /// The connection's per-path state (availability, write queue, send buffer).
+    pub fn with_paths(mut self, paths: &'a [PathInfo]) -> Self {
+        self.paths = paths;
+        self
+    }
+    /// Connection-held state of path `p`.
+    pub fn path_info(&self, p: PathId) -> PathInfo {
+        self.paths.get(p as usize).copied().unwrap_or_default()
+    }
+    /// Whether `p` may take data at all (not potentially failed after an RTO, not in the RTO
+    /// Loss state). New data never goes to an unavailable subflow.
+    pub fn available(&self, p: PathId) -> bool {
+        self.path_info(p).available
     }
     pub fn npaths(&self) -> usize {
         self.subflows.len()
@@ -102,9 +143,9 @@ impl<'a> SchedCtx<'a> {
     pub fn subflows(&self) -> &[SubflowSender] {
         self.subflows
     }
-    /// Room for one more segment in `p`'s congestion window.
+    /// Room for one more segment in `p`'s congestion window, and `p` available.
     pub fn has_space(&self, p: PathId) -> bool {
-        self.subflows[p as usize].has_cwnd_space()
+        self.available(p) && self.subflows[p as usize].has_cwnd_space()
     }
     pub fn meta(&self) -> &SendBuffer {
         self.meta
@@ -177,6 +218,57 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment>;
     /// Notification of an event; the default ignores it.
     fn on_event(&mut self, _ctx: &mut SchedCtx<'_>, _ev: &SchedEvent) {}
+    /// Which subflow sends segment `seg` from the connection's reinjection queue (data a
+    /// timed-out subflow held, see [`SchedEvent::Rto`]); `None` waits. The default is v0.9x
+    /// `get_available_subflow` (net/mptcp/mptcp_sched.c) for a reinjected segment: the
+    /// lowest-sRTT available subflow that has not carried it yet, or nothing while one that
+    /// has not carried it lacks window space. Unlike v0.9x we never hand it back to a subflow
+        /// that already carried it (that subflow retransmits its own copy), so a segment every
+    /// subflow has carried leaves the queue: [`ReinjectChoice::Drop`].
+    fn reinject_path(&mut self, ctx: &mut SchedCtx<'_>, seg: SegNo) -> ReinjectChoice {
+        default_reinject_path(ctx, seg)
+    }
+    /// The scheduler commits segments into subflow write queues ahead of the congestion window
+    /// (upstream Linux); the connection then accepts assignments to subflows without window
+    /// space and sends them as the window opens.
+    fn queues_ahead(&self) -> bool {
+        false
+    }
+}
+
+/// Where a reinjected segment goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReinjectChoice {
+    Send(PathId),
+    /// Keep it queued; nothing else is sent before it.
+    Wait,
+    /// No subflow can usefully carry it: forget it.
+    Drop,
+}
+
+/// v0.9x `get_subflow_from_selectors` for a reinjected segment (see [`Scheduler::reinject_path`]).
+pub fn default_reinject_path(ctx: &SchedCtx<'_>, seg: SegNo) -> ReinjectChoice {
+    let Some(rec) = ctx.meta().seg(seg) else {
+        return ReinjectChoice::Drop;
+    };
+    let mut best: Option<PathId> = None;
+    let mut waiting = false;
+    for &p in ctx.by_srtt().iter() {
+        if rec.sent_on(p) {
+            continue;
+        }
+        if ctx.has_space(p) {
+            best = Some(p);
+            break;
+        }
+        // Unavailable or without window space for now: it may take the segment later.
+        waiting = true;
+    }
+    match (best, waiting) {
+        (Some(p), _) => ReinjectChoice::Send(p),
+        (None, true) => ReinjectChoice::Wait,
+        (None, false) => ReinjectChoice::Drop,
+    }
 }
 
 /// Every scheduler the engine builds by name, with its paper reference.

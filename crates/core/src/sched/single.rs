@@ -2,7 +2,8 @@
 //! path with the highest configured capacity; `single:NAME` names it.
 
 use crate::packet::PathId;
-use crate::sched::{Assignment, SchedCtx, Scheduler};
+use crate::meta::send::SegNo;
+use crate::sched::{Assignment, ReinjectChoice, SchedCtx, Scheduler};
 
 #[derive(Debug)]
 pub struct Single {
@@ -29,6 +30,12 @@ impl Scheduler for Single {
             path: self.path,
             seg,
         })
+    }
+
+    /// Single-path TCP has no connection level to reinject at: its subflow repairs its own
+    /// losses.
+    fn reinject_path(&mut self, _ctx: &mut SchedCtx<'_>, _seg: SegNo) -> ReinjectChoice {
+        ReinjectChoice::Drop
     }
 }
 
