@@ -95,15 +95,3 @@ outage_tests! {
     dems_f_wifi_outage_finishes_over_lte: "dems-f", 0;
 }
 
-#[test]
-#[ignore]
-fn debug_trace() {
-    let sc = scenario(Some(0));
-    let (v, tr) = mpsched_sim::run_traced(&sc, "dems-b", 1).unwrap();
-    println!("{}", v["download_time_s"]);
-    for i in 0..tr.len() {
-        if tr.time_s[i] > 0.15 && (tr.time_s[i] < 1.5 || tr.time_s[i] > 5.0) && tr.kind[i].as_str() != "ack" {
-            println!("{:.4} {:?} {} {} {}", tr.time_s[i], tr.side[i], tr.path[i], tr.kind[i].as_str(), tr.dsn[i] / 1448);
-        }
-    }
-}

@@ -33,6 +33,7 @@
 
 pub mod dems;
 pub mod dems_n;
+pub mod linux;
 pub mod minrtt;
 pub mod redundant;
 pub mod rr;
@@ -277,6 +278,10 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
         "minrtt",
         "lowest-sRTT subflow with window space; opportunistic retransmission and penalization (Linux MPTCP v0.9x default; seed 001 §3.1, seed 002 §2.3)",
     ),
+    (
+        "linux",
+        "upstream Linux MPTCP: lowest linger time (queued bytes / pacing rate), 64 KB bursts into the subflow's queue (net/mptcp/protocol.c, mptcp_subflow_get_send)",
+    ),
     ("rr", "round robin over subflows with window space, starting at the lowest RTT (seed 000 §7.5)"),
     ("redundant", "every segment on every subflow (ReMP; seed 000 §3.1, §7.5)"),
     ("single", "best single path by capacity estimate, or single:NAME (seed 000 §3.2, §7.5)"),
@@ -310,6 +315,7 @@ pub fn build(
         ("minrtt", Some("nopenalty")) => Box::new(minrtt::MinRtt::new(false)),
         ("minrtt", Some("noor")) => Box::new(minrtt::MinRtt::plain()),
         ("rr", None) => Box::new(rr::RoundRobin::default()),
+        ("linux", None) => Box::new(linux::Linux::default()),
         ("dems-b" | "dems-s" | "dems-f", _) => match dems::build(base, arg, path_names.len()) {
             Some(s) => s,
             None => {
