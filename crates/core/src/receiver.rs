@@ -45,7 +45,8 @@ impl ReceiverConnection {
             subflows: (0..cfg.npaths)
                 .map(|p| SubflowReceiver::new(p as PathId, cfg.mss, cfg.delayed_ack))
                 .collect(),
-            meta: RecvBuffer::new(cfg.recv_buffer),
+            // Autotuned from tcp_rmem[1] up to the configured buffer (`tcp_rmem[2]`).
+            meta: RecvBuffer::autotuned(cfg.mss, cfg.recv_buffer),
             events: VecDeque::new(),
             ack_turn: 0,
         }
@@ -158,7 +159,8 @@ mod tests {
         );
         assert_eq!(
             (ack.path, ack.ack, ack.data_ack, ack.rwnd),
-            (0, 1000, 1000, 10_000)
+            // Half the buffer is window (`tcp_win_from_space`, scaling ratio 50%).
+            (0, 1000, 1000, 5_000)
         );
     }
 
@@ -172,7 +174,7 @@ mod tests {
         assert_eq!(r.meta().ofo_bytes(), 1000);
         let (a, ack) = arrive(&mut r, seg(0, 0, 0));
         assert_eq!((a.delivered, a.delivered_upto), (2000, 2000));
-        assert_eq!((ack.path, ack.data_ack, ack.rwnd), (0, 2000, 10_000));
+        assert_eq!((ack.path, ack.data_ack, ack.rwnd), (0, 2000, 5_000));
     }
 
     #[test]
