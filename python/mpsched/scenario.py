@@ -120,7 +120,7 @@ _TRANSPORT_DEFAULTS = {
     "init_cwnd": 10,
     # Per-subflow cap (Linux tcp_wmem[2]); buffers autotune up to it.
     "send_buffer_bytes": 4 << 20,
-    # Linux tcp_rmem[2]: the receive buffer autotunes from tcp_rmem[1] = 128 KiB up to it.
+    # Linux tcp_rmem[2] (fixed; the engine's autotuning is not on by default yet).
     "recv_buffer_bytes": 6 << 20,
     "delayed_ack": True,
     "min_rto_s": 0.2,

@@ -226,6 +226,9 @@ impl SenderConnection {
     }
 
     fn refresh_availability(&mut self) {
+        if self.sched.single_path() {
+            return;
+        }
         for (p, i) in self.info.iter_mut().enumerate() {
             i.available = !self.pf[p] && self.subflows[p].state() != SubflowState::Loss;
         }
@@ -480,6 +483,9 @@ impl SenderConnection {
     /// committed to its write queue but never sent returns to the unsent data.
     fn on_subflow_rto(&mut self, p: usize) {
         let path = p as PathId;
+        if self.sched.single_path() {
+            return;
+        }
         if self.subflows.len() > 1 {
             for m in self.subflows[p].outstanding_meta_segs() {
                 self.meta.queue_reinject(m, path);

@@ -185,7 +185,7 @@ fn run_inner(
             mss: t.mss,
             init_cwnd: t.init_cwnd,
             send_buffer: t.send_buffer_bytes,
-            initial_rwnd: mpsched_core::meta::recv::RecvBuffer::initial_window(t.recv_buffer_bytes),
+            initial_rwnd: t.recv_buffer_bytes,
             min_rto: Duration::from_secs_f64(t.min_rto_s),
             slow_start_after_idle: t.slow_start_after_idle,
         },

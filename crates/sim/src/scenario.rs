@@ -121,8 +121,8 @@ pub struct Transport {
     /// Largest send buffer of a subflow (Linux `tcp_wmem[2]`, 4 MiB by default); buffers
     /// start at `tcp_sndbuf_expand`'s size and grow with the congestion window.
     pub send_buffer_bytes: u64,
-    /// Largest receive buffer (Linux `tcp_rmem[2]`, 6 MiB by default): the connection-level
-    /// buffer autotunes from `tcp_rmem[1]` = 128 KiB up to it, half of it offered as window.
+    /// The connection-level receive buffer, all of it offered as window (6 MiB by default,
+    /// Linux's `tcp_rmem[2]`; Linux's autotuning, `RecvBuffer::autotuned`, is not on yet).
     pub recv_buffer_bytes: u64,
     pub delayed_ack: bool,
     pub min_rto_s: f64,

@@ -94,4 +94,3 @@ outage_tests! {
     dems_f_lte_outage_finishes_over_wifi: "dems-f", 1;
     dems_f_wifi_outage_finishes_over_lte: "dems-f", 0;
 }
-

@@ -580,8 +580,7 @@ impl Dems {
             if c.unsent_bytes > 0 {
                 // Eq. 9: withheld; the small subflow will finish this chunk — unless it is
                 // unavailable after a retransmission timeout (issue 9: it finishes nothing).
-                if ctx.available(view.smallest()) && !self.may_send_new(view, i, c.unsent_bytes)
-                {
+                if ctx.available(view.smallest()) && !self.may_send_new(view, i, c.unsent_bytes) {
                     return None;
                 }
                 let mut seg = if self.plans[pi].head == i {

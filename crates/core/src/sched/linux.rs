@@ -124,9 +124,9 @@ impl Scheduler for Linux {
             return None;
         }
         let window_left = ctx.meta().rwnd_limit().saturating_sub(rec.dsn);
-        let keep = self.current.filter(|&p| {
-            self.burst_left > 0 && ctx.available(p) && memory_free(ctx, p)
-        });
+        let keep = self
+            .current
+            .filter(|&p| self.burst_left > 0 && ctx.available(p) && memory_free(ctx, p));
         let p = match keep {
             Some(p) => p,
             None => self.get_send(ctx, window_left)?,
@@ -169,11 +169,17 @@ mod tests {
         ex.send();
         ex.at(100).ack(0, 4, 1000);
         let sent = ex.send();
-        assert!(sent.iter().all(|s| s.0 == 0), "p0 drains its queue: {sent:?}");
+        assert!(
+            sent.iter().all(|s| s.0 == 0),
+            "p0 drains its queue: {sent:?}"
+        );
         ex.write(10);
         let sent = ex.send();
         assert_eq!(
-            sent.iter().filter(|s| s.0 == 1).map(|s| s.1).collect::<Vec<_>>(),
+            sent.iter()
+                .filter(|s| s.0 == 1)
+                .map(|s| s.1)
+                .collect::<Vec<_>>(),
             [80, 81, 82, 83],
             "p1 sends its initial window of the new data, the rest waits in its queue: {sent:?}"
         );

@@ -224,7 +224,7 @@ pub trait Scheduler: std::fmt::Debug + Send {
     /// `get_available_subflow` (net/mptcp/mptcp_sched.c) for a reinjected segment: the
     /// lowest-sRTT available subflow that has not carried it yet, or nothing while one that
     /// has not carried it lacks window space. Unlike v0.9x we never hand it back to a subflow
-        /// that already carried it (that subflow retransmits its own copy), so a segment every
+    /// that already carried it (that subflow retransmits its own copy), so a segment every
     /// subflow has carried leaves the queue: [`ReinjectChoice::Drop`].
     fn reinject_path(&mut self, ctx: &mut SchedCtx<'_>, seg: SegNo) -> ReinjectChoice {
         default_reinject_path(ctx, seg)
@@ -233,6 +233,12 @@ pub trait Scheduler: std::fmt::Debug + Send {
     /// (upstream Linux); the connection then accepts assignments to subflows without window
     /// space and sends them as the window opens.
     fn queues_ahead(&self) -> bool {
+        false
+    }
+    /// The scheduler is plain single-path TCP: no connection level, so a subflow's timeout
+    /// makes it neither unavailable nor reinjected (Linux TCP keeps sending new data in
+    /// CA_Loss as the window allows).
+    fn single_path(&self) -> bool {
         false
     }
 }

@@ -1,8 +1,8 @@
 //! `single`: use one path only (seed 000 §3.2, §7.5 "best single path"). Without an argument the
 //! path with the highest configured capacity; `single:NAME` names it.
 
-use crate::packet::PathId;
 use crate::meta::send::SegNo;
+use crate::packet::PathId;
 use crate::sched::{Assignment, ReinjectChoice, SchedCtx, Scheduler};
 
 #[derive(Debug)]
@@ -36,6 +36,10 @@ impl Scheduler for Single {
     /// losses.
     fn reinject_path(&mut self, _ctx: &mut SchedCtx<'_>, _seg: SegNo) -> ReinjectChoice {
         ReinjectChoice::Drop
+    }
+
+    fn single_path(&self) -> bool {
+        true
     }
 }
 
