@@ -33,17 +33,20 @@
 
 pub mod dems;
 pub mod dems_n;
+pub mod fixed_split;
 pub mod linux;
 pub mod minrtt;
 pub mod redundant;
 pub mod rr;
 pub mod single;
+pub mod view;
 
 use crate::estimate::Estimator;
 use crate::meta::send::{SegNo, SendBuffer};
 use crate::packet::{PathId, MAX_PATHS};
 use crate::subflow::sender::SubflowSender;
 use crate::time::{Duration, Time};
+pub use view::{SubflowSet, SubflowView};
 
 /// "Subflow `path` sends meta segment `seg`."
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,10 +96,19 @@ impl Default for PathInfo {
     }
 }
 
+/// The subflows behind a [`SchedCtx`]. The simulator's own slice is kept apart from other
+/// drivers' so that its accessor calls stay direct (no vtable in the hot path; BENCHMARKS.md,
+/// "subflow view").
+#[derive(Clone, Copy)]
+enum Subflows<'a> {
+    Sim(&'a [SubflowSender]),
+    Any(&'a dyn SubflowSet),
+}
+
 /// What a scheduler sees when asked.
 pub struct SchedCtx<'a> {
     pub now: Time,
-    subflows: &'a [SubflowSender],
+    subflows: Subflows<'a>,
     meta: &'a mut SendBuffer,
     est: &'a Estimator,
     penalties: &'a mut Vec<PathId>,
@@ -105,6 +117,7 @@ pub struct SchedCtx<'a> {
 }
 
 impl<'a> SchedCtx<'a> {
+    /// The simulator's context: its own subflows.
     pub fn new(
         now: Time,
         subflows: &'a [SubflowSender],
@@ -114,7 +127,7 @@ impl<'a> SchedCtx<'a> {
     ) -> Self {
         SchedCtx {
             now,
-            subflows,
+            subflows: Subflows::Sim(subflows),
             meta,
             est,
             penalties,
@@ -135,18 +148,57 @@ impl<'a> SchedCtx<'a> {
     pub fn available(&self, p: PathId) -> bool {
         self.path_info(p).available
     }
+    /// Any driver's context: subflows seen through [`SubflowView`] (kernel TCP subflows in
+    /// the real proxy).
+    pub fn with_subflows(
+        now: Time,
+        subflows: &'a dyn SubflowSet,
+        meta: &'a mut SendBuffer,
+        est: &'a Estimator,
+        penalties: &'a mut Vec<PathId>,
+    ) -> Self {
+        SchedCtx {
+            now,
+            subflows: Subflows::Any(subflows),
+            meta,
+            est,
+            penalties,
+            paths: &[],
+        }
+    }
+    #[inline]
     pub fn npaths(&self) -> usize {
-        self.subflows.len()
+        match self.subflows {
+            Subflows::Sim(s) => s.len(),
+            Subflows::Any(s) => s.count(),
+        }
     }
-    pub fn subflow(&self, p: PathId) -> &SubflowSender {
-        &self.subflows[p as usize]
+    #[inline]
+    pub fn subflow(&self, p: PathId) -> &dyn SubflowView {
+        match self.subflows {
+            Subflows::Sim(s) => &s[p as usize],
+            Subflows::Any(s) => s.view(p),
+        }
     }
-    pub fn subflows(&self) -> &[SubflowSender] {
-        self.subflows
+    /// Every subflow, in path order.
+    pub fn subflows(&self) -> impl Iterator<Item = &dyn SubflowView> + '_ {
+        (0..self.npaths()).map(|p| self.subflow(p as PathId))
     }
     /// Room for one more segment in `p`'s congestion window, and `p` available.
+    #[inline]
     pub fn has_space(&self, p: PathId) -> bool {
-        self.available(p) && self.subflows[p as usize].has_cwnd_space()
+        self.available(p)
+            && match self.subflows {
+                Subflows::Sim(s) => s[p as usize].has_cwnd_space(),
+                Subflows::Any(s) => s.view(p).has_cwnd_space(),
+            }
+    }
+    #[inline]
+    fn srtt_of(&self, p: PathId) -> Option<Duration> {
+        match self.subflows {
+            Subflows::Sim(s) => s[p as usize].srtt(),
+            Subflows::Any(s) => s.view(p).srtt(),
+        }
     }
     pub fn meta(&self) -> &SendBuffer {
         self.meta
@@ -179,13 +231,12 @@ impl<'a> SchedCtx<'a> {
     pub fn by_srtt(&self) -> PathList {
         let mut v = PathList {
             ids: [0; MAX_PATHS],
-            n: self.subflows.len(),
+            n: self.npaths(),
         };
         for (i, id) in v.ids[..v.n].iter_mut().enumerate() {
             *id = i as PathId;
         }
-        v.ids[..v.n]
-            .sort_by_key(|&p| (self.subflows[p as usize].srtt().unwrap_or(Duration::MAX), p));
+        v.ids[..v.n].sort_by_key(|&p| (self.srtt_of(p).unwrap_or(Duration::MAX), p));
         v
     }
 }
@@ -240,6 +291,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     /// CA_Loss as the window allows).
     fn single_path(&self) -> bool {
         false
+    }
+    /// The one path a single-path scheduler uses: the connection is then plain TCP over that
+    /// path (its handshake on it, no MP_JOIN to the others).
+    fn only_path(&self) -> Option<PathId> {
+        None
     }
 }
 
@@ -330,6 +386,13 @@ pub fn build(
             }
         },
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
+        ("fixed-split", Some(a)) => match fixed_split::FixedSplit::parse(a, path_names.len()) {
+            Some(s) => Box::new(s),
+            None => {
+                let known: Vec<&str> = SCHEDULERS.iter().map(|s| s.0).collect();
+                return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
+            }
+        },
         ("single", None) => {
             let best = capacity_bps
                 .iter()

@@ -41,6 +41,10 @@ impl Scheduler for Single {
     fn single_path(&self) -> bool {
         true
     }
+
+    fn only_path(&self) -> Option<PathId> {
+        Some(self.path)
+    }
 }
 
 #[cfg(test)]

@@ -159,6 +159,8 @@ pub struct SubflowSender {
     /// Linux `tp->app_limited`: nonzero while the data delivered so far has not yet passed
     /// the point where the subflow last had window space and nothing to send.
     app_limited_until: u64,
+    /// The latest delivery-rate sample, bits/s (what `tcpi_delivery_rate` reports in Linux).
+    delivery_rate_bps: Option<f64>,
     // Statistics.
     bytes_sent: u64,
     bytes_acked: u64,
@@ -167,6 +169,9 @@ pub struct SubflowSender {
     rto_count: u64,
     tlp_probes: u64,
     penalized_at: Option<Time>,
+    /// The server side of the subflow's handshake is complete: until then no data may go on
+    /// it (see [`SubflowSender::set_pending`]).
+    established: bool,
     /// Reused buffer for newly SACKed ranges (no allocation per ACK).
     scratch: Vec<(u64, u64)>,
 }
@@ -206,6 +211,22 @@ impl SubflowSender {
         }
     }
 
+    /// The subflow exists but its handshake has not completed at the sender (the server): it
+    /// has no window to offer until [`SubflowSender::establish`].
+    pub fn set_pending(&mut self) {
+        self.established = false;
+    }
+
+    /// The handshake completed at `now`. `handshake_rtt`, the time from the SYN/ACK to the
+    /// peer's ACK, is the subflow's first RTT sample, as Linux takes it on the passive side
+    /// (`tcp_synack_rtt_meas`, net/ipv4/tcp_input.c).
+    pub fn establish(&mut self, handshake_rtt: Option<Duration>) {
+        self.established = true;
+        if let Some(r) = handshake_rtt {
+            self.rtt.on_sample(r);
+        }
+    }
+
     pub fn idle_restarts(&self) -> u64 {
         self.idle_restarts
     }
@@ -241,6 +262,7 @@ impl SubflowSender {
             delivered: 0,
             delivered_time: Time::ZERO,
             app_limited_until: 0,
+            delivery_rate_bps: None,
             bytes_sent: 0,
             bytes_acked: 0,
             retransmitted_segments: 0,
@@ -248,6 +270,7 @@ impl SubflowSender {
             rto_count: 0,
             tlp_probes: 0,
             penalized_at: None,
+            established: true,
             scratch: Vec::new(),
         }
     }
@@ -273,13 +296,21 @@ impl SubflowSender {
     pub fn segments_in_flight(&self) -> u64 {
         self.in_flight.div_ceil(self.mss as u64)
     }
-    /// Room for one more full segment in the congestion window.
+    /// Room for one more full segment in the congestion window (never before the subflow is
+    /// established, so that no scheduler can use it).
     pub fn has_cwnd_space(&self) -> bool {
-        self.in_flight + self.mss as u64 <= self.cc.window()
+        self.established && self.in_flight + self.mss as u64 <= self.cc.window()
     }
-    /// Free congestion window, bytes.
+    /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
+        if !self.established {
+            return 0;
+        }
         self.cc.window().saturating_sub(self.in_flight)
+    }
+    /// The subflow's handshake is complete at the sender: it may carry data.
+    pub fn is_established(&self) -> bool {
+        self.established
     }
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()
@@ -334,6 +365,10 @@ impl SubflowSender {
     }
     pub fn bytes_acked(&self) -> u64 {
         self.bytes_acked
+    }
+    /// The latest delivery-rate sample, bits/s.
+    pub fn delivery_rate_bps(&self) -> Option<f64> {
+        self.delivery_rate_bps
     }
     pub fn retransmitted_segments(&self) -> u64 {
         self.retransmitted_segments
@@ -634,6 +669,7 @@ impl SubflowSender {
                     bps: rate,
                     app_limited,
                 });
+                self.delivery_rate_bps = Some(rate);
             }
         }
         // The application-limited stretch ends once everything sent during it is delivered.
