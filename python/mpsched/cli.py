@@ -770,6 +770,41 @@ def _trace_gen(kind: str, duration_s: Optional[float], **kwargs: Any) -> str:
         raise ScenarioError(f"trace gen {kind}: {exc}") from None
 
 
+# ---- real proxy -------------------------------------------------------------------------------
+
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+proxy_app = typer.Typer(
+    help="The real multipath proxy (Guo et al., MobiCom 2017, §6): SOCKS5 in front, kernel TCP "
+    "subflows behind, the same schedulers as the simulator.",
+    no_args_is_help=True,
+)
+app.add_typer(proxy_app, name="proxy")
+
+
+def _exec_proxy(mode: str, args: list[str]) -> None:
+    from .netbin import find_binary
+
+    binary = str(find_binary("mpsched-proxy"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The binary owns its flags, errors (one line, status 2) and signals from here on.
+    os.execv(binary, [binary, mode, *args])
+
+
+@proxy_app.command("server", context_settings=_PASS_THROUGH)
+def proxy_server_command(ctx: typer.Context) -> None:
+    """mpsched proxy server --listen ADDR --psk-file F [--allow CIDR ...] [--stats FILE|-]"""
+    _exec_proxy("server", list(ctx.args))
+
+
+@proxy_app.command("client", context_settings=_PASS_THROUGH)
+def proxy_client_command(ctx: typer.Context) -> None:
+    """mpsched proxy client --server ADDR --path NAME=IFACE|SRCIP ... --psk-file F
+    [--socks 127.0.0.1:1080] [--policy FILE] [--fresh-subflows] [--stats FILE|-]"""
+    _exec_proxy("client", list(ctx.args))
+
+
 # ---- entry point ------------------------------------------------------------------------------
 
 

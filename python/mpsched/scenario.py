@@ -106,6 +106,8 @@ _TRANSPORT_KEYS = (
     "delayed_ack",
     "min_rto",
     "slow_start_after_idle",
+    "hystart",
+    "pacing",
 )
 _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
@@ -128,6 +130,8 @@ _TRANSPORT_DEFAULTS = {
     "delayed_ack": True,
     "min_rto_s": 0.2,
     "slow_start_after_idle": True,
+    "hystart": "linux",
+    "pacing": False,
 }
 _SIM_DEFAULTS = {"clock_offset_s": 0.0, "max_time_s": 3600.0}
 _DEFAULT_WORKLOAD = {"kind": "chunk", "size": "1MiB"}
@@ -542,6 +546,16 @@ def _congestion_control(value: Any) -> str:
     return cc
 
 
+_HYSTART = ("linux", "hystart++", "off")
+
+
+def _hystart(value: Any) -> str:
+    mode = _string(value)
+    if mode not in _HYSTART:
+        raise ScenarioError(f"unknown hystart {json.dumps(mode)} (expected {', '.join(_HYSTART)})")
+    return mode
+
+
 def _mss(value: Any) -> int:
     mss = units.parse_size(value)
     # Below 64 B headers dominate and the model stops meaning anything; above 64 KiB no IP
@@ -575,6 +589,10 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
         "slow_start_after_idle": _field(
             ctx, t, table, "slow_start_after_idle", _boolean, d["slow_start_after_idle"]
         ),
+        # CUBIC's slow-start exit: Linux's classic HyStart, RFC 9406 HyStart++, or none.
+        "hystart": _field(ctx, t, table, "hystart", _hystart, d["hystart"]),
+        # Linux internal TCP pacing (tcp_update_pacing_rate), off by default.
+        "pacing": _field(ctx, t, table, "pacing", _boolean, d["pacing"]),
     }
 
 

@@ -64,6 +64,8 @@ WIFI_LTE_RESOLVED = {
         "delayed_ack": True,
         "min_rto_s": 0.2,
         "slow_start_after_idle": True,
+        "hystart": "linux",
+        "pacing": False,
     },
     "sim": {"clock_offset_s": 0.0, "max_time_s": 3600.0},
 }
@@ -252,7 +254,7 @@ def test_transport_and_sim(write):
         MINIMAL
         + '[transport]\ncc = "reno"\nmss = "1400B"\ninit_cwnd = 4\nsend_buffer = "1MiB"\n'
         + 'recv_buffer = "2MiB"\ndelayed_ack = false\nmin_rto = "1s"\n'
-        + "slow_start_after_idle = false\n"
+        + 'slow_start_after_idle = false\nhystart = "hystart++"\npacing = true\n'
         + '[sim]\nclock_offset = "-3s"\nmax_time = "60s"\n',
     )
     assert s["transport"] == {
@@ -264,8 +266,15 @@ def test_transport_and_sim(write):
         "delayed_ack": False,
         "min_rto_s": 1.0,
         "slow_start_after_idle": False,
+        "hystart": "hystart++",
+        "pacing": True,
     }
     assert s["sim"] == {"clock_offset_s": -3.0, "max_time_s": 60.0}
+
+
+def test_transport_hystart_rejects_unknown_mode(write):
+    with pytest.raises(ScenarioError, match=r'transport.*hystart.*"slow".*linux, hystart\+\+, off'):
+        scenario(write, MINIMAL + '[transport]\nhystart = "slow"\n')
 
 
 # ---- traces ------------------------------------------------------------------------------------

@@ -151,6 +151,20 @@ impl SenderConnection {
         conn
     }
 
+    /// CUBIC's slow-start exit on every subflow (`transport.hystart`); before any traffic.
+    pub fn set_hystart(&mut self, mode: crate::cc::HyStartMode) {
+        for sf in &mut self.subflows {
+            sf.set_hystart(mode);
+        }
+    }
+
+    /// Internal TCP pacing on every subflow (`transport.pacing`).
+    pub fn set_pacing(&mut self, on: bool) {
+        for sf in &mut self.subflows {
+            sf.set_pacing(on);
+        }
+    }
+
     // ---- application ---------------------------------------------------------------------
 
     /// Queue application data; `end_of_chunk` is the hint API of seed 000 §5.
@@ -336,12 +350,18 @@ impl SenderConnection {
 
     /// The next segment to put on the wire, if any may be sent now.
     pub fn poll_transmit(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
+        for sf in &mut self.subflows {
+            sf.update_pacing(now);
+        }
         // Subflow-level retransmissions first (RFC 6675 NextSeg rule 1), round robin.
         let n = self.subflows.len();
         for k in 0..n {
             let p = (self.retx_turn + k) % n;
             let sf = &mut self.subflows[p];
-            if sf.has_retransmission() && (sf.has_cwnd_space() || sf.probe_pending()) {
+            if sf.has_retransmission()
+                && sf.pacing_allows()
+                && (sf.has_cwnd_space() || sf.probe_pending())
+            {
                 if let Some(seg) = sf.send_retransmission(now) {
                     // The segment's latest copy on this path leaves now: schedulers that judge
                     // a copy by its send time (DEMS, Eq. 11-12) see the retransmission.
@@ -411,13 +431,15 @@ impl SenderConnection {
             };
             self.apply_penalties(now);
             let Some(Assignment { path, seg }) = a else {
-                // Every subflow with window space is left idle by the scheduler.
+                // Every subflow with window space is left idle by the scheduler. A subflow whose
+                // F-RTO waited for new data retransmits instead (Linux `tcp_process_loss`).
+                let frto = self.subflows.iter().any(|s| s.frto_waits_for_new_data());
                 for (sf, q) in self.subflows.iter_mut().zip(&self.wq) {
                     if q.is_empty() {
                         sf.mark_app_limited();
                     }
                 }
-                return None;
+                return if frto { self.poll_transmit(now) } else { None };
             };
             let p = path as usize;
             if p >= n || self.meta.seg(seg).is_none() || !self.meta.in_window(seg) {
@@ -478,11 +500,12 @@ impl SenderConnection {
         )
     }
 
-    /// Earliest retransmission timer.
+    /// Earliest retransmission timer, or the time pacing lets a held-back segment leave.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.subflows
             .iter()
-            .filter_map(|s| s.retransmission_timer())
+            .flat_map(|s| [s.retransmission_timer(), s.pacing_release_time()])
+            .flatten()
             .min()
     }
 
@@ -530,14 +553,15 @@ mod tests {
         let mut ex = Exchange::new("minrtt", 1, 2, 100);
         ex.at(0).write(2);
         assert_eq!(ex.send(), [(0, 0, New), (0, 1, New)]);
-        // No ACK: the RTO (1 s before an RTT sample, RFC 6298 §2.1) resends segment 0.
+        // No ACK: the tail-loss probe (1 s before an RTT sample, no later than the RTO; Linux
+        // `tcp_schedule_loss_probe`) resends the last segment, segment 1.
         ex.at(1_000);
         let now = ex.now;
         ex.conn.handle_timeout(now);
-        assert_eq!(ex.send().first(), Some(&(0, 0, Retransmit)));
-        let rec = ex.conn.meta().seg(0).expect("segment 0");
+        assert_eq!(ex.send().first(), Some(&(0, 1, Retransmit)));
+        let rec = ex.conn.meta().seg(1).expect("segment 1");
         assert_eq!(rec.tx_time[0], Some(now));
-        assert!(rec.tx_time[0].unwrap().0 - ex.wire[0].0.ts_val >= Duration::from_millis(1_000).0);
+        assert!(rec.tx_time[0].unwrap().0 - ex.wire[1].0.ts_val >= Duration::from_millis(1_000).0);
         assert_eq!(
             ex.conn.meta().reinjected_bytes(),
             0,

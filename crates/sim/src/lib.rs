@@ -16,7 +16,7 @@ pub mod world;
 
 use std::sync::Arc;
 
-use mpsched_core::cc::CcKind;
+use mpsched_core::cc::{CcKind, HyStartMode};
 use mpsched_core::receiver::{ReceiverConfig, ReceiverConnection};
 use mpsched_core::sched;
 use mpsched_core::sender::{SenderConfig, SenderConnection};
@@ -80,6 +80,12 @@ fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
         return Err(SimError::Scenario(format!(
             "transport.cc: unknown congestion control \"{}\" (known: reno, cubic)",
             sc.transport.cc
+        )));
+    }
+    if HyStartMode::parse(&sc.transport.hystart).is_none() {
+        return Err(SimError::Scenario(format!(
+            "transport.hystart: unknown value \"{}\" (known: linux, hystart++, off)",
+            sc.transport.hystart
         )));
     }
     for p in &sc.paths {
@@ -201,7 +207,7 @@ fn run_inner(
     let t = &sc.transport;
     let npaths = sc.paths.len();
     let mss = effective_mss(sc);
-    let sender = SenderConnection::new(
+    let mut sender = SenderConnection::new(
         &SenderConfig {
             npaths,
             cc: CcKind::parse(&t.cc).expect("checked"),
@@ -214,6 +220,8 @@ fn run_inner(
         },
         sched,
     );
+    sender.set_hystart(HyStartMode::parse(&t.hystart).expect("checked"));
+    sender.set_pacing(t.pacing);
     let receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss,

@@ -129,6 +129,12 @@ pub struct Transport {
     /// RFC 5681 §4.1 restart window after an idle period longer than the RTO (Linux's
     /// `net.ipv4.tcp_slow_start_after_idle`, on by default there and here).
     pub slow_start_after_idle: bool,
+    /// How CUBIC's slow start ends: "linux" (classic HyStart of tcp_cubic.c, the default),
+    /// "hystart++" (RFC 9406) or "off".
+    pub hystart: String,
+    /// Internal TCP pacing as Linux computes it (`tcp_update_pacing_rate`, EDT departure
+    /// times, `tcp_internal_pacing`); off by default.
+    pub pacing: bool,
 }
 
 /// `transport.mss` unset: chosen by the scheduler ([`Transport::mss_for`]).
@@ -176,6 +182,8 @@ impl Default for Transport {
             delayed_ack: true,
             min_rto_s: 0.2,
             slow_start_after_idle: true,
+            hystart: "linux".into(),
+            pacing: false,
         }
     }
 }

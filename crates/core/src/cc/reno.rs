@@ -89,6 +89,16 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
     }
 
+    fn set_loss_window(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss);
+    }
+
+    fn undo(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        // tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd.
+        self.cwnd = self.cwnd.max(prior_cwnd);
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
+    }
+
     fn restart_after_idle(&mut self, _now: Time, idle: Duration, rto: Duration, iw: u64) {
         (self.cwnd, self.ssthresh) = restart_window(self.cwnd, self.ssthresh, idle, rto, iw);
         self.bytes_acked = 0;
