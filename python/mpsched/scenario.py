@@ -125,10 +125,13 @@ _CC_ROADMAP = ("lia", "olia", "balia")
 # scenario so a result is self-describing.
 _TRANSPORT_DEFAULTS = {
     "cc": "cubic",
-    "mss": 1448,
+    # 0: by scheduler, as Linux: 1448 B for single-path TCP, 1420 B for MPTCP (DSS option).
+    "mss": 0,
     "init_cwnd": 10,
-    "send_buffer_bytes": 8 << 20,
-    "recv_buffer_bytes": 16 << 20,
+    # Per-subflow cap (Linux tcp_wmem[2]); buffers autotune up to it.
+    "send_buffer_bytes": 4 << 20,
+    # Linux tcp_rmem[2] (fixed; the engine's autotuning is not on by default yet).
+    "recv_buffer_bytes": 6 << 20,
     "delayed_ack": True,
     "min_rto_s": 0.2,
     "slow_start_after_idle": True,

@@ -57,10 +57,10 @@ WIFI_LTE_RESOLVED = {
     "workload": {"kind": "chunk", "size_bytes": 1048576},
     "transport": {
         "cc": "cubic",
-        "mss": 1448,
+        "mss": 0,
         "init_cwnd": 10,
-        "send_buffer_bytes": 8388608,
-        "recv_buffer_bytes": 16777216,
+        "send_buffer_bytes": 4194304,
+        "recv_buffer_bytes": 6291456,
         "delayed_ack": True,
         "min_rto_s": 0.2,
         "slow_start_after_idle": True,

@@ -47,6 +47,8 @@ impl ReceiverConnection {
             subflows: (0..cfg.npaths)
                 .map(|p| SubflowReceiver::new(p as PathId, cfg.mss, cfg.delayed_ack))
                 .collect(),
+            // A fixed buffer: `RecvBuffer::autotuned` (Linux DRS) is not the default yet, its
+            // window jumps without Linux's rcv_ssthresh growth (`tcp_grow_window`).
             meta: RecvBuffer::new(cfg.recv_buffer),
             events: VecDeque::new(),
             ack_turn: 0,

@@ -251,6 +251,8 @@ fn run_inner(
     seed: u64,
     trace: Option<&mut PacketTrace>,
 ) -> Result<Value, SimError> {
+    let resolved = sc.resolved_for(scheduler);
+    let sc: &Scenario = &resolved;
     check_scenario(sc)?;
     if scheduler == oracle::ORACLE.0 {
         return oracle::run(sc, seed);

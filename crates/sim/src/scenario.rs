@@ -138,9 +138,15 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields, default)]
 pub struct Transport {
     pub cc: String,
+    /// Payload bytes per segment; [`MSS_BY_SCHEDULER`] (the default) picks what Linux uses for
+    /// the scheduler's kind of connection ([`Transport::mss_for`]).
     pub mss: u32,
     pub init_cwnd: u32,
+    /// Largest send buffer of a subflow (Linux `tcp_wmem[2]`, 4 MiB by default); buffers
+    /// start at `tcp_sndbuf_expand`'s size and grow with the congestion window.
     pub send_buffer_bytes: u64,
+    /// The connection-level receive buffer, all of it offered as window (6 MiB by default,
+    /// Linux's `tcp_rmem[2]`; Linux's autotuning, `RecvBuffer::autotuned`, is not on yet).
     pub recv_buffer_bytes: u64,
     pub delayed_ack: bool,
     pub min_rto_s: f64,
@@ -163,14 +169,48 @@ fn is_default_receiver(r: &str) -> bool {
     r == "default"
 }
 
+/// `transport.mss` unset: chosen by the scheduler ([`Transport::mss_for`]).
+pub const MSS_BY_SCHEDULER: u32 = 0;
+/// Linux TCP over a 1,500-byte MTU: 1,460 less 12 bytes of timestamp option.
+pub const MSS_TCP: u32 = 1448;
+/// Linux MPTCP data segments: 40 bytes of options (timestamps and DSS) leave 1,420 bytes of
+/// payload in a 1,514-byte frame.
+pub const MSS_MPTCP: u32 = 1420;
+
+impl Transport {
+    /// The MSS a run with `scheduler` uses: the configured one, else 1,448 bytes for
+    /// single-path TCP (`single`, `single:NAME`) and 1,420 for every multipath scheduler.
+    pub fn mss_for(&self, scheduler: &str) -> u32 {
+        if self.mss != MSS_BY_SCHEDULER {
+            self.mss
+        } else if scheduler == "single" || scheduler.starts_with("single:") {
+            MSS_TCP
+        } else {
+            MSS_MPTCP
+        }
+    }
+}
+
+impl Scenario {
+    /// The scenario as a run with `scheduler` sees it: `transport.mss` resolved.
+    pub fn resolved_for(&self, scheduler: &str) -> std::borrow::Cow<'_, Scenario> {
+        if self.transport.mss != MSS_BY_SCHEDULER {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut sc = self.clone();
+        sc.transport.mss = self.transport.mss_for(scheduler);
+        std::borrow::Cow::Owned(sc)
+    }
+}
+
 impl Default for Transport {
     fn default() -> Self {
         Transport {
             cc: "cubic".into(),
-            mss: 1448,
+            mss: MSS_BY_SCHEDULER,
             init_cwnd: 10,
-            send_buffer_bytes: 8 << 20,
-            recv_buffer_bytes: 16 << 20,
+            send_buffer_bytes: 4 << 20,
+            recv_buffer_bytes: 6 << 20,
             delayed_ack: true,
             min_rto_s: 0.2,
             slow_start_after_idle: true,

@@ -355,15 +355,22 @@ impl CongestionControl for Cubic {
     }
 
     fn penalize(&mut self, _now: Time) {
-        // As Reno: cwnd = ssthresh = max(cwnd / 2, 2*SMSS). A penalty is not a congestion
-        // signal, so W_max (the path's saturation point) is kept and the epoch restarts: the
-        // next stage climbs back towards W_max along a fresh concave curve. Keeping the old
-        // epoch would put W_cubic(t) far above the halved window and undo the penalty in an RTT.
-        self.cwnd_prior = self.cwnd;
-        self.ssthresh = ((self.cwnd / 2.0) as u64).max(2 * self.mss);
-        self.cwnd = self.ssthresh as f64;
-        self.epoch_start = None;
-        self.k = self.k_for(self.cwnd);
+        // Linux MPTCP v0.9x `mptcp_rcv_buf_optimization` (net/mptcp/mptcp_sched.c): snd_cwnd
+        // halves (at least one segment); ssthresh halves (at least two segments) only outside
+        // slow start, so a penalty never ends slow start. In avoidance a penalty is not a
+        // congestion signal: W_max (the path's saturation point) is kept and the epoch restarts
+        // from the halved window (the kernel leaves CUBIC's epoch alone and climbs back to the
+        // old curve within an RTT, undoing the penalty; we keep the project's stricter form).
+        // In packets, as the kernel's snd_cwnd and snd_ssthresh are.
+        let prior = self.cwnd;
+        let segs = (self.cwnd / self.mss as f64) as u64;
+        self.cwnd = ((segs / 2).max(1) * self.mss) as f64;
+        if prior >= self.ssthresh as f64 {
+            self.cwnd_prior = prior;
+            self.ssthresh = (self.ssthresh / self.mss / 2).max(2) * self.mss;
+            self.epoch_start = None;
+            self.k = self.k_for(self.cwnd);
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -705,6 +712,17 @@ mod tests {
     }
 
     #[test]
+    fn penalize_in_slow_start_keeps_ssthresh() {
+        // v0.9x mptcp_rcv_buf_optimization: "If in slow start, do not reduce the ssthresh".
+        let mut cc = Cubic::new(MSS, 10);
+        let ssthresh = cc.ssthresh();
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), 5 * MSS);
+        assert_eq!(cc.ssthresh(), ssthresh);
+        assert!(cc.in_slow_start());
+    }
+
+    #[test]
     fn penalize_restarts_epoch_from_halved_window() {
         // Two seconds into the epoch after a loss at 1000 segments, a penalty halves the window.
         // Growth must restart on a fresh curve from 350 segments, K = cbrt(650 / 0.4), so one
@@ -717,7 +735,7 @@ mod tests {
             p.round();
         }
         p.cc.penalize(p.now);
-        assert_eq!(p.cc.window(), p.cc.ssthresh());
+        assert_eq!(p.cc.ssthresh(), 350 * MSS, "ssthresh 700 halved (v0.9x)");
         let halved = segments(p.cc.cwnd);
         p.round();
         let k = ((1000.0 - halved) / 0.4).cbrt();
@@ -730,11 +748,14 @@ mod tests {
     }
 
     #[test]
-    fn penalize_small_window_floors_at_two_segments() {
+    fn penalize_small_window_floors_at_one_segment() {
+        // v0.9x: snd_cwnd = max(snd_cwnd >> 1, 1), in packets.
         let mut cc = Cubic::new(MSS, 3);
         cc.penalize(Time::ZERO);
-        assert_eq!(cc.window(), 2 * MSS);
-        assert_eq!(cc.ssthresh(), 2 * MSS);
+        assert_eq!(cc.window(), MSS);
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), MSS);
+        assert!(cc.in_slow_start());
     }
     // HyStart++ (RFC 9406).
 
