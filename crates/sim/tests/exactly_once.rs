@@ -122,8 +122,10 @@ fn schedulers(sc: &Scenario) -> Vec<String> {
     let mut v: Vec<String> = mpsched_sim::scheduler_list()
         .iter()
         .map(|s| s.0.to_string())
-        .filter(|s| s != "oracle")
+        .filter(|s| s != "oracle" && s != "backup")
         .collect();
+    // The last path as the backup of the others.
+    v.push(format!("backup:{}", sc.paths.last().expect("paths").name));
     v.push("minrtt:noor".into());
     v.push("minrtt:nopenalty".into());
     v.push(format!("single:{}", sc.paths.last().expect("paths").name));
