@@ -108,8 +108,9 @@ _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
 _SECTION_KEYS = {"workload": _ALL_WORKLOAD_KEYS, "transport": _TRANSPORT_KEYS, "sim": _SIM_KEYS}
 
-_CC_IMPLEMENTED = ("reno", "cubic")
-_CC_ROADMAP = ("lia", "olia", "balia")
+# Coupled: lia (RFC 6356), balia (Peng et al., IEEE/ACM ToN 2016), wvegas (Cao et al., ICNP 2012).
+_CC_IMPLEMENTED = ("reno", "cubic", "lia", "balia", "wvegas")
+_CC_ROADMAP = ("olia",)
 
 # Mirrors the `Default` impls in crates/sim/src/scenario.rs; written out in full in the resolved
 # scenario so a result is self-describing.
@@ -531,7 +532,7 @@ def _congestion_control(value: Any) -> str:
         )
     if cc not in _CC_IMPLEMENTED:
         raise ScenarioError(
-            f"unknown congestion control {json.dumps(cc)} (expected {' or '.join(_CC_IMPLEMENTED)})"
+            f"unknown congestion control {json.dumps(cc)} (expected {', '.join(_CC_IMPLEMENTED)})"
         )
     return cc
 

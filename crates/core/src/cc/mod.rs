@@ -5,9 +5,12 @@
 //! All quantities are bytes. Coupled controllers (LIA/OLIA/BALIA, on the roadmap) will read the
 //! other subflows through [`CoupledView`], which decoupled controllers ignore.
 
+pub mod balia;
 pub mod cubic;
 mod hystart;
+pub mod lia;
 pub mod reno;
+pub mod wvegas;
 
 use crate::time::{Duration, Time};
 
@@ -127,6 +130,12 @@ pub trait CongestionControl: std::fmt::Debug + Send {
 pub enum CcKind {
     Reno,
     Cubic,
+    /// Coupled (Cech, TUM 2020, §4.7): RFC 6356.
+    Lia,
+    /// Coupled: Peng et al., IEEE/ACM ToN 2016.
+    Balia,
+    /// Coupled, delay-based: Cao et al., ICNP 2012.
+    Wvegas,
 }
 
 impl CcKind {
@@ -134,6 +143,9 @@ impl CcKind {
         match s {
             "reno" | "newreno" => Some(CcKind::Reno),
             "cubic" => Some(CcKind::Cubic),
+            "lia" => Some(CcKind::Lia),
+            "balia" => Some(CcKind::Balia),
+            "wvegas" => Some(CcKind::Wvegas),
             _ => None,
         }
     }
@@ -142,6 +154,9 @@ impl CcKind {
         match self {
             CcKind::Reno => Box::new(reno::Reno::new(mss, init_cwnd)),
             CcKind::Cubic => Box::new(cubic::Cubic::new(mss, init_cwnd)),
+            CcKind::Lia => Box::new(lia::Lia::new(mss, init_cwnd)),
+            CcKind::Balia => Box::new(balia::Balia::new(mss, init_cwnd)),
+            CcKind::Wvegas => Box::new(wvegas::Wvegas::new(mss, init_cwnd)),
         }
     }
 }
