@@ -46,12 +46,14 @@ pub mod redundant;
 pub mod rr;
 pub mod single;
 pub mod sttf;
+pub mod view;
 
 use crate::estimate::Estimator;
 use crate::meta::send::{SegNo, SendBuffer};
 use crate::packet::{PathId, MAX_PATHS};
 use crate::subflow::sender::SubflowSender;
 use crate::time::{Duration, Time};
+pub use view::{SubflowSet, SubflowView};
 
 /// "Subflow `path` sends meta segment `seg`."
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,16 +79,26 @@ pub enum SchedEvent {
     Rto { path: PathId },
 }
 
+/// The subflows behind a [`SchedCtx`]. The simulator's own slice is kept apart from other
+/// drivers' so that its accessor calls stay direct (no vtable in the hot path; BENCHMARKS.md,
+/// "subflow view").
+#[derive(Clone, Copy)]
+enum Subflows<'a> {
+    Sim(&'a [SubflowSender]),
+    Any(&'a dyn SubflowSet),
+}
+
 /// What a scheduler sees when asked.
 pub struct SchedCtx<'a> {
     pub now: Time,
-    subflows: &'a [SubflowSender],
+    subflows: Subflows<'a>,
     meta: &'a mut SendBuffer,
     est: &'a Estimator,
     penalties: &'a mut Vec<PathId>,
 }
 
 impl<'a> SchedCtx<'a> {
+    /// The simulator's context: its own subflows.
     pub fn new(
         now: Time,
         subflows: &'a [SubflowSender],
@@ -96,24 +108,61 @@ impl<'a> SchedCtx<'a> {
     ) -> Self {
         SchedCtx {
             now,
-            subflows,
+            subflows: Subflows::Sim(subflows),
             meta,
             est,
             penalties,
         }
     }
+    /// Any driver's context: subflows seen through [`SubflowView`] (kernel TCP subflows in
+    /// the real proxy).
+    pub fn with_subflows(
+        now: Time,
+        subflows: &'a dyn SubflowSet,
+        meta: &'a mut SendBuffer,
+        est: &'a Estimator,
+        penalties: &'a mut Vec<PathId>,
+    ) -> Self {
+        SchedCtx {
+            now,
+            subflows: Subflows::Any(subflows),
+            meta,
+            est,
+            penalties,
+        }
+    }
+    #[inline]
     pub fn npaths(&self) -> usize {
-        self.subflows.len()
+        match self.subflows {
+            Subflows::Sim(s) => s.len(),
+            Subflows::Any(s) => s.count(),
+        }
     }
-    pub fn subflow(&self, p: PathId) -> &SubflowSender {
-        &self.subflows[p as usize]
+    #[inline]
+    pub fn subflow(&self, p: PathId) -> &dyn SubflowView {
+        match self.subflows {
+            Subflows::Sim(s) => &s[p as usize],
+            Subflows::Any(s) => s.view(p),
+        }
     }
-    pub fn subflows(&self) -> &[SubflowSender] {
-        self.subflows
+    /// Every subflow, in path order.
+    pub fn subflows(&self) -> impl Iterator<Item = &dyn SubflowView> + '_ {
+        (0..self.npaths()).map(|p| self.subflow(p as PathId))
     }
     /// Room for one more segment in `p`'s congestion window.
+    #[inline]
     pub fn has_space(&self, p: PathId) -> bool {
-        self.subflows[p as usize].has_cwnd_space()
+        match self.subflows {
+            Subflows::Sim(s) => s[p as usize].has_cwnd_space(),
+            Subflows::Any(s) => s.view(p).has_cwnd_space(),
+        }
+    }
+    #[inline]
+    fn srtt_of(&self, p: PathId) -> Option<Duration> {
+        match self.subflows {
+            Subflows::Sim(s) => s[p as usize].srtt(),
+            Subflows::Any(s) => s.view(p).srtt(),
+        }
     }
     pub fn meta(&self) -> &SendBuffer {
         self.meta
@@ -146,13 +195,12 @@ impl<'a> SchedCtx<'a> {
     pub fn by_srtt(&self) -> PathList {
         let mut v = PathList {
             ids: [0; MAX_PATHS],
-            n: self.subflows.len(),
+            n: self.npaths(),
         };
         for (i, id) in v.ids[..v.n].iter_mut().enumerate() {
             *id = i as PathId;
         }
-        v.ids[..v.n]
-            .sort_by_key(|&p| (self.subflows[p as usize].srtt().unwrap_or(Duration::MAX), p));
+        v.ids[..v.n].sort_by_key(|&p| (self.srtt_of(p).unwrap_or(Duration::MAX), p));
         v
     }
 }

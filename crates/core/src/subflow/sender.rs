@@ -159,6 +159,8 @@ pub struct SubflowSender {
     /// Linux `tp->app_limited`: nonzero while the data delivered so far has not yet passed
     /// the point where the subflow last had window space and nothing to send.
     app_limited_until: u64,
+    /// The latest delivery-rate sample, bits/s (what `tcpi_delivery_rate` reports in Linux).
+    delivery_rate_bps: Option<f64>,
     // Statistics.
     bytes_sent: u64,
     bytes_acked: u64,
@@ -241,6 +243,7 @@ impl SubflowSender {
             delivered: 0,
             delivered_time: Time::ZERO,
             app_limited_until: 0,
+            delivery_rate_bps: None,
             bytes_sent: 0,
             bytes_acked: 0,
             retransmitted_segments: 0,
@@ -296,6 +299,28 @@ impl SubflowSender {
     pub fn rto(&self) -> Duration {
         self.rtt.rto()
     }
+    /// The pacing rate Linux computes for this subflow, bits per second
+    /// (`tcp_update_pacing_rate`, net/ipv4/tcp_input.c): `mss · max(cwnd, packets_out) / srtt`
+    /// times `tcp_pacing_ss_ratio` = 200% in slow start (cwnd < ssthresh / 2) and
+    /// `tcp_pacing_ca_ratio` = 120% otherwise, windows in packets. Computed whether or not the
+    /// subflow paces: upstream MPTCP's scheduler (`mptcp_subflow_get_send`) reads
+    /// `sk_pacing_rate` either way. `None` before the first RTT sample (Linux has the
+    /// handshake's sample by then; with `srtt_us == 0` it leaves the rate unbounded).
+    pub fn pacing_rate_bps(&self) -> Option<f64> {
+        let srtt = self.rtt.srtt()?.as_secs_f64();
+        if srtt <= 0.0 {
+            return None;
+        }
+        let mss = self.mss as u64;
+        let cwnd = self.cc.window() / mss;
+        let ratio = if cwnd < self.cc.ssthresh() / mss / 2 {
+            2.0
+        } else {
+            1.2
+        };
+        let packets = cwnd.max(self.board.len() as u64) as f64;
+        Some(ratio * packets * mss as f64 * 8.0 / srtt)
+    }
     pub fn state(&self) -> SubflowState {
         if self.rto_recovery_point.is_some() {
             SubflowState::Loss
@@ -312,6 +337,10 @@ impl SubflowSender {
     }
     pub fn bytes_acked(&self) -> u64 {
         self.bytes_acked
+    }
+    /// The latest delivery-rate sample, bits/s.
+    pub fn delivery_rate_bps(&self) -> Option<f64> {
+        self.delivery_rate_bps
     }
     pub fn retransmitted_segments(&self) -> u64 {
         self.retransmitted_segments
@@ -612,6 +641,7 @@ impl SubflowSender {
                     bps: rate,
                     app_limited,
                 });
+                self.delivery_rate_bps = Some(rate);
             }
         }
         // The application-limited stretch ends once everything sent during it is delivered.
@@ -996,6 +1026,25 @@ mod tests {
         // Delivered has passed the mark: the next flight measures the path again.
         send(&mut sf, 200, &[MSS]);
         assert!(!sf.board.back().unwrap().app_limited);
+    }
+
+    #[test]
+    fn pacing_rate_is_twice_cwnd_over_srtt_in_slow_start_and_1_2_times_after() {
+        // Linux tcp_update_pacing_rate: ratio 200% while cwnd < ssthresh/2, else 120%.
+        let mut sf = subflow();
+        assert_eq!(sf.pacing_rate_bps(), None, "no RTT sample yet");
+        send(&mut sf, 0, &[MSS; 10]);
+        // One RTT sample of 50 ms (ack_to echoes a TSval 50 ms old); cwnd 11 after the ACK.
+        ack_to(&mut sf, MSS as u64, 50);
+        let srtt = sf.srtt().unwrap().as_secs_f64();
+        let expect = 2.0 * 11.0 * MSS as f64 * 8.0 / srtt;
+        assert!((sf.pacing_rate_bps().unwrap() - expect).abs() < 1e-6 * expect);
+        // A congestion event: Reno halves to ssthresh, so cwnd >= ssthresh/2 and 120% applies.
+        sf.cc.on_congestion_event(ms(60), 20 * MSS as u64);
+        let cwnd = (sf.cwnd() / MSS as u64) as f64;
+        let packets = cwnd.max(sf.board.len() as f64);
+        let expect = 1.2 * packets * MSS as f64 * 8.0 / srtt;
+        assert!((sf.pacing_rate_bps().unwrap() - expect).abs() < 1e-6 * expect);
     }
 
     #[test]
