@@ -208,6 +208,7 @@ fn share_on(cc: CcKind, rate_bps: f64, rtt_s: f64, queue_s: f64, secs: f64) -> f
         queue: QueueSpec::Time(queue_s),
         loss: 0.0,
         outages: vec![],
+        handover: None,
     };
     let mut net = Net {
         now: Time::ZERO,

@@ -50,6 +50,7 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
                         queue,
                         loss: fwd_loss,
                         outages: outages.clone(),
+                        handover: None,
                     },
                     reverse: LinkSpec {
                         rate_bps: None,
@@ -58,7 +59,9 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
                         queue: QueueSpec::Unlimited,
                         loss: rev_loss,
                         outages,
+                        handover: None,
                     },
+                    backup: false,
                 }
             },
         )
