@@ -26,8 +26,14 @@ bench: build
 	$(VENV)/bin/mpsched bench
 
 # The extension, built in release mode into the venv (with the dev extras: pytest, ruff, ...).
+# Then the helper programs (emulator, kernel baseline, proxy): every target/release/mpsched-*
+# binary goes into the venv's bin/, where `mpsched` looks first (python/mpsched/netbin.py).
 build: venv
 	$(VENV)/bin/maturin develop --release --extras dev -q
+	$(CARGO) build --release -p mpsched-net --bins -q
+	@for b in target/release/mpsched-*; do \
+		[ -f "$$b" ] && [ -x "$$b" ] && install -m 755 "$$b" $(VENV)/bin/; \
+	done; true
 
 venv: $(VENV)/bin/maturin
 

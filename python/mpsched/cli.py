@@ -278,15 +278,30 @@ def compare_command(
     reps: Annotated[int, typer.Option("--reps", min=1, help="Seeds per scheduler.")] = 10,
     seed: SeedOption = 1,
     as_json: JsonOption = False,
+    kernel: Annotated[
+        bool,
+        typer.Option(
+            "--kernel", help="Add a linux-mptcp row: real Linux MPTCP on the emulator (root)."
+        ),
+    ] = False,
 ) -> None:
     """Run schedulers over several seeds and compare their medians and p90s."""
     resolved = runner.resolve_scenario(scenario, overrides)
     report = runner.compare(resolved, schedulers=schedulers, reps=reps, seed=seed)
+    if kernel:
+        from .netcli import compare_kernel_rows
+
+        report["summary"].update(compare_kernel_rows(resolved, reps, seed))
     if as_json:
         _print_json(report)
         return
     label = scenario if scenario is not None else DEFAULT_SOURCE
     _show_compare(_console(), report["summary"], resolved, label, reps, seed, note_determinism=True)
+    if kernel:
+        _console().print(
+            "linux-mptcp: real Linux MPTCP on the emulator, download time from connect() "
+            "(handshake included); its 'gap' is the gap between the paths' last bytes."
+        )
 
 
 def _show_compare(
@@ -318,7 +333,7 @@ def _show_compare(
     for name in names:
         table.add_column(f"{name} p50", justify="right")
     if oracle:
-        table.add_column("vs oracle", justify="right")
+        table.add_column("vs best split", justify="right")
     for scheduler, metrics in summary.items():
         download = stat(metrics, "download_time_s")
         split = _per_path(stat(metrics, "bytes_by_path"), names)
@@ -587,6 +602,13 @@ trace_app = typer.Typer(
     help="Bandwidth traces (mahimahi format).", no_args_is_help=True, add_completion=False
 )
 app.add_typer(trace_app, name="trace")
+
+# The real-network side (crates/net's mpsched-emu): emulator, kernel baseline, fidelity.
+from . import netcli  # noqa: E402
+
+app.add_typer(netcli.emu_app, name="emu")
+app.command("kernel")(netcli.kernel_command)
+app.command("fidelity")(netcli.fidelity_command)
 
 _TRACE_KINDS = ("constant", "steps", "random", "handover", "outage")
 

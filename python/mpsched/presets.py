@@ -212,7 +212,7 @@ def _fig1_figures(df: Any, ctx: Context):
                 "download_time_s",
                 group=LTE_RTT,
                 facet=SIZE_KEY,
-                title="Fig. 1: chunk download time, MinRTT (M) vs optimal (O)",
+                title="Fig. 1: chunk download time, MinRTT vs the best fixed split (oracle)",
             ),
         ),
         (
@@ -237,12 +237,12 @@ def _fig1_claims(df: Any) -> list[Claim]:
     finite = [v for v in inflation if math.isfinite(v)]
     return [
         Claim(
-            "MinRTT download time above optimal (max over sizes x LTE RTTs)",
+            "MinRTT download time above the best fixed split (max over sizes x LTE RTTs)",
             "up to 33%",
             _pct(max(finite)) if finite else "n/a",
         ),
         Claim(
-            "MinRTT download time above optimal (range)",
+            "MinRTT download time above the best fixed split (range)",
             "-",
             _span(inflation),
         ),
@@ -507,7 +507,7 @@ def _fig13_figures(df: Any, ctx: Context):
                 scheduler="oracle",
                 baseline="minrtt",
                 facet=SIZE_KEY,
-                title="the same for the offline-optimal split (upper bound)",
+                title="the same for the best fixed split",
             ),
         ),
     ]
@@ -524,12 +524,12 @@ def _fig13_claims(df: Any) -> list[Claim]:
         oracle = _plots().reduction_table(
             df[df[SIZE_KEY] == size], "path.wifi.rate", "path.lte.rate", "oracle", "minrtt"
         )
-        bound = float(oracle.max().max()) if not oracle.empty else math.nan
+        best_split = float(oracle.max().max()) if not oracle.empty else math.nan
         claims.append(
             Claim(
                 f"max DEMS-F reduction vs MinRTT, {_size_label(size)}",
                 f"up to {paper.get(int(size), '-')}",
-                f"{_pct(best)} (oracle: {_pct(bound)})",
+                f"{_pct(best)} (best fixed split: {_pct(best_split)})",
             )
         )
     return claims
@@ -678,7 +678,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "dems-fig1",
             "Figure 1",
-            "chunk download time, MinRTT vs the optimal split (256 KiB and 1 MiB, LTE RTT "
+            "chunk download time, MinRTT vs the best fixed split (256 KiB and 1 MiB, LTE RTT "
             "inflated; §3.2) and Figure 2 (subflow completion gap)",
             _fig1_sweeps,
             _fig1_figures,

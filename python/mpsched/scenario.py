@@ -46,20 +46,23 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The DEMS §3.2 WiFi/LTE downlink profile (seed 000). examples/wifi-lte.toml is the same
-# scenario; tests check that the two resolve identically.
+# The DEMS §3.2 WiFi/LTE profile (seed 000), its uplink rates included (footnote 2): they carry
+# the handshakes, the request and the ACKs. examples/wifi-lte.toml is the same scenario; tests
+# check that the two resolve identically.
 DEFAULT_SCENARIO_TOML = """\
 [[path]]
 name = "wifi"
 rate = "7040kbit"
 rtt = "50ms"
 queue = "50ms"
+reverse_rate = "2020kbit"
 
 [[path]]
 name = "lte"
 rate = "9185kbit"
 rtt = "70ms"
 queue = "500ms"
+reverse_rate = "2286kbit"
 
 [workload]
 kind = "chunk"

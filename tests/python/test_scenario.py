@@ -24,11 +24,12 @@ WIFI_LTE_RESOLVED = {
                 "loss": 0.0,
                 "outages": [],
             },
+            # Guo et al., MobiCom 2017, §3.2 footnote 2: the profile's uplink rates.
             "reverse": {
-                "rate_bps": None,
+                "rate_bps": 2020000.0,
                 "trace": None,
                 "delay_s": 0.025,
-                "queue": {"unit": "unlimited"},
+                "queue": {"unit": "time", "value": 0.05},
                 "loss": 0.0,
                 "outages": [],
             },
@@ -44,10 +45,10 @@ WIFI_LTE_RESOLVED = {
                 "outages": [],
             },
             "reverse": {
-                "rate_bps": None,
+                "rate_bps": 2286000.0,
                 "trace": None,
                 "delay_s": 0.035,
-                "queue": {"unit": "unlimited"},
+                "queue": {"unit": "time", "value": 0.07},
                 "loss": 0.0,
                 "outages": [],
             },

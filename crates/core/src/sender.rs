@@ -113,6 +113,10 @@ impl SenderConnection {
     pub fn scheduler_name(&self) -> &'static str {
         self.sched.name()
     }
+    /// The one path a single-path scheduler uses ([`Scheduler::only_path`]).
+    pub fn scheduler_only_path(&self) -> Option<PathId> {
+        self.sched.only_path()
+    }
     pub fn path_stats(&self) -> &[PathStats] {
         &self.stats
     }
@@ -122,6 +126,21 @@ impl SenderConnection {
     /// Every byte written has been acknowledged at the data level.
     pub fn all_acked(&self) -> bool {
         self.meta.data_ack() == self.meta.written()
+    }
+
+    // ---- connection timeline ---------------------------------------------------------------
+
+    /// Subflow `p` exists but its handshake has not completed: no scheduler may use it and the
+    /// connection refuses assignments to it (a driver that models the MPTCP handshakes calls
+    /// this before the first `poll_transmit`; without it every subflow is usable at once).
+    pub fn set_subflow_pending(&mut self, p: PathId) {
+        self.subflows[p as usize].set_pending();
+    }
+
+    /// Subflow `p`'s handshake completed at the server (the third ACK arrived; for a joined
+    /// subflow, the MP_JOIN ACK: RFC 8684 §3.2). `handshake_rtt` seeds its RTT estimate.
+    pub fn set_subflow_established(&mut self, p: PathId, handshake_rtt: Option<Duration>) {
+        self.subflows[p as usize].establish(handshake_rtt);
     }
 
     // ---- input ---------------------------------------------------------------------------

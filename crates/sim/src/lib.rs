@@ -103,6 +103,28 @@ fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
     Ok(())
 }
 
+/// Largest IP packet any link carries (Ethernet MTU).
+pub const MTU_BYTES: u32 = 1500;
+
+/// The payload per data segment: `transport.mss`, clamped on a scenario with a trace link so
+/// that a data packet (`HEADER_BYTES` of headers and options) fits one 1,500-byte MTU, as it
+/// must to fit mahimahi's delivery opportunity of 1,504 bytes (`PACKET_SIZE`,
+/// src/frontend/link_queue.hh, which refuses larger packets). One MSS per connection (the core
+/// has one), so a trace link on any path clamps them all.
+pub fn effective_mss(sc: &Scenario) -> u32 {
+    let traced = sc
+        .paths
+        .iter()
+        .any(|p| p.forward.trace.is_some() || p.reverse.trace.is_some());
+    if traced {
+        sc.transport
+            .mss
+            .min(MTU_BYTES - mpsched_core::packet::HEADER_BYTES)
+    } else {
+        sc.transport.mss
+    }
+}
+
 /// Configured capacity of each path's forward link, bits per second (trace mean for traces).
 pub fn path_capacities(sc: &Scenario) -> Result<Vec<f64>, SimError> {
     let traces = load_traces(sc)?;
@@ -190,11 +212,12 @@ fn run_inner(
     let sched = build_scheduler(sc, scheduler)?;
     let t = &sc.transport;
     let npaths = sc.paths.len();
+    let mss = effective_mss(sc);
     let sender = SenderConnection::new(
         &SenderConfig {
             npaths,
             cc: CcKind::parse(&t.cc).expect("checked"),
-            mss: t.mss,
+            mss,
             init_cwnd: t.init_cwnd,
             send_buffer: t.send_buffer_bytes,
             initial_rwnd: t.recv_buffer_bytes,
@@ -205,7 +228,7 @@ fn run_inner(
     );
     let receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
-        mss: t.mss,
+        mss,
         recv_buffer: t.recv_buffer_bytes,
         delayed_ack: t.delayed_ack,
     });
@@ -280,6 +303,16 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
             },
         );
         o.insert("chunk_times_s".into(), json!(rec.chunk_times));
+        // The server's view: each request's arrival to its chunk's last byte delivered.
+        o.insert(
+            "server_download_time_s".into(),
+            if complete {
+                json!(rec.server_chunk_times.iter().sum::<f64>())
+            } else {
+                Value::Null
+            },
+        );
+        o.insert("server_chunk_times_s".into(), json!(rec.server_chunk_times));
         o.insert(
             "completion_gap_s".into(),
             json!(median(&rec.completion_gaps)),
@@ -291,6 +324,10 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     o.insert(
         "bytes_by_path".into(),
         by_path(&|i| json!(subflows[i].bytes_sent())),
+    );
+    o.insert(
+        "established_s_by_path".into(),
+        by_path(&|i| json!(w.established_at()[i].map(|t| t.as_secs_f64()))),
     );
     o.insert(
         "reinjected_bytes".into(),
@@ -340,7 +377,7 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     );
     // Seed 002 §5.1.2: fast-path burstiness as the free congestion window (in segments) the
     // sender sees when an ACK arrives.
-    let mss = sc.transport.mss as f64;
+    let mss = effective_mss(sc) as f64;
     o.insert(
         "burstiness_by_path".into(),
         by_path(&|i| {

@@ -13,7 +13,12 @@
 //! [`OPPORTUNITY_BYTES`] of credit, the head packet consumes credit byte-wise across
 //! opportunities, what a finishing packet leaves of an opportunity goes to the next queued
 //! packet, and credit nobody is queued for is lost. A packet never uses an opportunity of the
-//! very instant it arrived (mahimahi burns those before enqueueing).
+//! very instant it arrived (mahimahi burns those before enqueueing). As there, the drop-tail
+//! limit of a trace link counts the packets waiting only: the packet in transit (one that has
+//! taken bytes of an opportunity and waits for the next to finish) has left mahimahi's
+//! `packet_queue_` for `packet_in_transit_` (`LinkQueue::dequeue_packet`,
+//! src/frontend/link_queue.cc), where `DroptailPacketQueue` no longer sees it. On a
+//! constant-rate link the packet in transmission still counts.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -130,6 +135,9 @@ pub struct Link<P> {
     queue: VecDeque<Queued<P>>,
     queued_bytes: u64,
     head_departs: Option<Time>,
+    /// Trace links: when the head packet first takes bytes of an opportunity (from then on it
+    /// is in transit and no longer counts against the drop-tail limit).
+    head_in_transit: Option<Time>,
     stats: LinkStats,
     /// Periodic handovers: rate and delay factors while one lasts.
     handover: Option<crate::scenario::Handover>,
@@ -192,6 +200,7 @@ impl<P> Link<P> {
             queue: VecDeque::new(),
             queued_bytes: 0,
             head_departs: None,
+            head_in_transit: None,
             stats: LinkStats::default(),
             handover: spec.handover,
             last_arrival: Time::ZERO,
@@ -208,7 +217,7 @@ impl<P> Link<P> {
             Some(DropReason::Outage)
         } else if lose {
             Some(DropReason::RandomLoss)
-        } else if !self.queue.is_empty() && !self.has_room_for(wire_len) {
+        } else if !self.queue.is_empty() && !self.has_room_for(now, wire_len) {
             Some(DropReason::QueueFull)
         } else {
             None
@@ -348,11 +357,19 @@ impl<P> Link<P> {
             .map(move |&(start, end)| (start.max(from), end.min(to)))
     }
 
-    fn has_room_for(&self, wire_len: u32) -> bool {
+    fn has_room_for(&self, now: Time, wire_len: u32) -> bool {
+        // The packet in transit on a trace link is out of the queue (see the module doc).
+        let (packets, bytes) = match (self.head_in_transit, self.queue.front()) {
+            (Some(t), Some(head)) if t <= now => (
+                self.queue.len() as u64 - 1,
+                self.queued_bytes - u64::from(head.wire_len),
+            ),
+            _ => (self.queue.len() as u64, self.queued_bytes),
+        };
         match self.limit {
             QueueLimit::Unlimited => true,
-            QueueLimit::Packets(n) => (self.queue.len() as u64) < n,
-            QueueLimit::Bytes(b) => self.queued_bytes + u64::from(wire_len) <= b,
+            QueueLimit::Packets(n) => packets < n,
+            QueueLimit::Bytes(b) => bytes + u64::from(wire_len) <= b,
         }
     }
 
@@ -383,11 +400,14 @@ impl<P> Link<P> {
                 // The rest of the opportunity that finished the previous packet. A packet that
                 // arrived at that very instant may not use it (mahimahi's strictness).
                 if *credit > 0 && *credit_at > arrival {
+                    self.head_in_transit = Some(*credit_at);
                     if need <= *credit {
                         *credit -= need;
                         return *credit_at;
                     }
                     need -= *credit;
+                } else {
+                    self.head_in_transit = None;
                 }
                 *credit = 0;
                 loop {
@@ -408,6 +428,7 @@ impl<P> Link<P> {
                         continue;
                     }
                     next.advance(trace);
+                    self.head_in_transit.get_or_insert(t);
                     if need <= OPPORTUNITY_BYTES {
                         *credit = OPPORTUNITY_BYTES - need;
                         *credit_at = t;
@@ -732,6 +753,30 @@ mod tests {
         let _ = send(&mut link, ms(0), 2, 1488);
         // 1520 = 1504 + 16 bytes; the rest of that second opportunity (1488) is exactly packet 2.
         assert_eq!(serve_until(&mut link, ms(20)), [(1, ms(2)), (2, ms(2))]);
+    }
+
+    /// mahimahi's `DroptailPacketQueue` counts what waits in `packet_queue_`; the packet that
+    /// took the rest of an opportunity and waits in `packet_in_transit_` for the next one is not
+    /// there (`LinkQueue::dequeue_packet`, src/frontend/link_queue.cc).
+    #[test]
+    fn trace_drop_tail_counts_waiting_packets_only() {
+        let trace = Arc::new(Trace::parse("t.down", "5\n10\n15\n").unwrap());
+        let mut spec = spec(None, QueueSpec::Packets(2));
+        spec.trace = Some("t.down".into());
+        let mut link: Link<u32> = Link::new(&spec, Some(trace), MTU);
+        // Both wait for the 5 ms opportunity: the limit of two is reached.
+        assert!(send(&mut link, ms(0), 1, 1200).accepted());
+        assert!(send(&mut link, ms(0), 2, 1000).accepted());
+        assert!(!send(&mut link, ms(1), 3, 1000).accepted());
+        // At 5 ms packet 1 leaves and packet 2 takes the other 304 bytes: in transit until
+        // 10 ms, so two more may wait.
+        assert_eq!(serve_until(&mut link, ms(5)), [(1, ms(5))]);
+        assert!(send(&mut link, ms(7), 4, 1000).accepted());
+        assert!(send(&mut link, ms(7), 5, 1000).accepted());
+        assert_eq!(
+            send(&mut link, ms(7), 6, 1000),
+            EnqueueResult::Dropped(DropReason::QueueFull)
+        );
     }
 
     #[test]

@@ -11,6 +11,8 @@ use crate::workload::Workload;
 pub struct Recorder {
     pub data_packets: u64,
     pub chunk_times: Vec<f64>,
+    /// Per chunk: the request's arrival at the server to the last byte delivered.
+    pub server_chunk_times: Vec<f64>,
     pub completion_gaps: Vec<f64>,
     /// Last arrival per path of data of the chunk in progress (receiver side, seed 000 Fig. 2).
     last_arrival: [Option<Time>; MAX_PATHS],
@@ -27,6 +29,7 @@ impl Recorder {
         Recorder {
             data_packets: 0,
             chunk_times: Vec::new(),
+            server_chunk_times: Vec::new(),
             completion_gaps: Vec::new(),
             last_arrival: [None; MAX_PATHS],
             delivered_bytes: 0,
@@ -68,9 +71,11 @@ impl Recorder {
         }
     }
 
-    pub fn on_chunk_complete(&mut self, requested: Time, now: Time) {
+    pub fn on_chunk_complete(&mut self, requested: Time, arrived: Time, now: Time) {
         self.chunk_times
             .push(now.saturating_since(requested).as_secs_f64());
+        self.server_chunk_times
+            .push(now.saturating_since(arrived).as_secs_f64());
         let arrivals = self.last_arrival.iter().flatten();
         let (lo, hi) = arrivals.fold((Time::MAX, Time::ZERO), |(lo, hi), &t| {
             (lo.min(t), hi.max(t))
@@ -149,8 +154,9 @@ mod tests {
         sent(&mut rec, 0, 3000);
         rec.on_arrival(Time(1_000_000), &arrival(1, 2000, 1000, 0, 0), &w);
         rec.on_arrival(Time(4_000_000), &arrival(0, 0, 2000, 3000, 3000), &w);
-        rec.on_chunk_complete(Time(0), Time(4_000_000));
+        rec.on_chunk_complete(Time(0), Time(1_500_000), Time(4_000_000));
         assert_eq!(rec.completion_gaps, [0.003]);
         assert_eq!(rec.chunk_times, [0.004]);
+        assert_eq!(rec.server_chunk_times, [0.0025]);
     }
 }

@@ -1,10 +1,12 @@
 //! Workloads: what the application asks for and when (DESIGN.md "Scenario files").
 //!
 //! * `bulk`: the application always has data; the run lasts `duration_s`.
-//! * `chunk` / `chunks`: the client requests a chunk of `size` bytes; the request crosses the first
-//!   path's reverse link; the server writes the chunk (closing it with the hint API when `hint`);
-//!   the download time runs from the request to the last byte delivered in order. The next
-//!   request follows `think_s` after the previous chunk completed.
+//! * `chunk` / `chunks`: the client requests a chunk of `size` bytes; the request crosses the
+//!   initial subflow's uplink (the first one in the connection's third ACK); the server writes the
+//!   chunk (closing it with the hint API when `hint`). A chunk's download time runs from its
+//!   request to the last byte delivered in order, the first one's from connect (the SYN), as a
+//!   user sees it; the server's time runs from the request's arrival. The next request follows
+//!   `think_s` after the previous chunk completed, on the established connection.
 
 use mpsched_core::sender::SenderConnection;
 use mpsched_core::time::Time;
@@ -20,6 +22,8 @@ pub struct Workload {
     think: Time,
     hint: bool,
     requested_at: Vec<Time>,
+    /// When each request reached the server.
+    arrived_at: Vec<Time>,
     /// Chunks whose request reached the sender and that are not fully written: (index, bytes
     /// left to write).
     writing: std::collections::VecDeque<(u32, u64)>,
@@ -45,6 +49,7 @@ impl Workload {
             think: Time::from_secs_f64(think),
             hint,
             requested_at: Vec::new(),
+            arrived_at: Vec::new(),
             writing: Default::default(),
             completed: 0,
         }
@@ -86,7 +91,10 @@ impl Workload {
         }
     }
 
-    pub fn on_request_arrives(&mut self, k: u32) {
+    pub fn on_request_arrives(&mut self, k: u32, now: Time) {
+        if self.arrived_at.len() == k as usize {
+            self.arrived_at.push(now);
+        }
         let bytes = if self.is_bulk() { u64::MAX } else { self.size };
         self.writing.push_back((k, bytes));
     }
@@ -124,7 +132,8 @@ impl Workload {
         let mut next = None;
         while self.completed < self.count && upto >= (self.completed as u64 + 1) * self.size {
             let k = self.completed;
-            rec.on_chunk_complete(self.requested_at[k as usize], now);
+            let k = k as usize;
+            rec.on_chunk_complete(self.requested_at[k], self.arrived_at[k], now);
             self.completed += 1;
             if self.completed < self.count {
                 next = Some((

@@ -14,12 +14,22 @@
 //! Keys are allotted exactly as if every packet and every timer setting had its own heap entry,
 //! so events fire in the same order as with one heap entry each; only the stale timer entries
 //! that such a heap would pop and ignore are gone.
+//!
+//! The connection opens as Linux MPTCP opens one (see [`Ctl`]): the client's SYN on the initial
+//! subflow at time 0 (the first path of the scenario, as Linux connects over the default route;
+//! a single-path scheduler's own path), the server's SYN/ACK, the third ACK carrying the
+//! request; the client joins every further path once the connection is fully established at
+//! the client, and the server sends on a joined subflow once its MP_JOIN ACK arrives. Handshake
+//! packets and requests cross the same links as data and ACKs (uplink rates included); they are
+//! exempt from random loss (their draws would shift the ACKs' random stream), and one dropped by
+//! an outage or a full queue is sent again after Linux's initial RTO (`TCP_TIMEOUT_INIT`, 1 s,
+//! doubling per attempt).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use mpsched_core::packet::{Ack, DataSegment};
+use mpsched_core::packet::{Ack, DataSegment, PathId, HEADER_BYTES};
 use mpsched_core::receiver::{Arrival, ReceiverConnection};
 use mpsched_core::sender::{SenderConnection, TxKind};
 use mpsched_core::time::Time;
@@ -39,6 +49,67 @@ pub type LinkTraces = (Option<Arc<Trace>>, Option<Arc<Trace>>);
 /// Both clocks start far from zero so that a negative receiver clock offset stays representable.
 pub const CLOCK_EPOCH: u64 = 1_000_000_000_000;
 
+/// Connection-setup packets and requests (what the core's data/ACK model does not carry).
+///
+/// Initial subflow: `Syn` (client, uplink) → `SynAck` (server, downlink) → `HandshakeAck`
+/// carrying request 0 (client; the MPTCP v1 third ACK or the first data packet with
+/// MP_CAPABLE, RFC 8684 §3.1). The server's subflow is established when it arrives, and the
+/// server answers at once: its data, or `RequestAck` when it sends nothing on that path (a
+/// fixed split that gives it no share), carries the DSS data-ACK that makes the connection
+/// fully established at the client (`check_fully_established`, net/mptcp/options.c: "subflows
+/// are fully established as soon as we get any additional ack"). That calls
+/// `mptcp_pm_fully_established`; the in-kernel path manager then connects a subflow from every
+/// further endpoint at once (`mptcp_pm_create_subflow_or_signal_addr`, net/mptcp/pm_kernel.c):
+/// `Syn` with MP_JOIN on each other path, `SynAck`, and the MP_JOIN `HandshakeAck`, after which
+/// the server may send on it (RFC 8684 §3.2: the client waits for the fourth ACK, the server
+/// does not). Later chunks' requests are `Request` on the initial subflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Ctl {
+    Syn,
+    SynAck,
+    /// The third ACK; `true` on the initial subflow, where it carries request 0.
+    HandshakeAck(bool),
+    Request(u32),
+    RequestAck,
+}
+
+/// Bytes of an HTTP-style request (a GET with a short path and a Host header).
+pub const REQUEST_BYTES: u32 = 100;
+
+impl Ctl {
+    /// Wire bytes: IPv4 + TCP headers (40), then the options Linux sends: a SYN or SYN/ACK
+    /// carries MSS, SACK-permitted, timestamps and window scale (20) plus MP_CAPABLE (4 on the
+    /// SYN, 12 on the SYN/ACK) or MP_JOIN (12 / 16); the third ACK has timestamps (12) and
+    /// MP_CAPABLE's keys (20) or MP_JOIN's HMAC (24). Small differences between the
+    /// initial and joined handshakes are below a microsecond on any link, so one size each.
+    fn wire_len(self) -> u32 {
+        match self {
+            Ctl::Syn => 72,
+            Ctl::SynAck => 76,
+            Ctl::HandshakeAck(false) => 76,
+            Ctl::HandshakeAck(true) | Ctl::Request(_) => HEADER_BYTES + REQUEST_BYTES,
+            Ctl::RequestAck => mpsched_core::packet::ACK_BYTES,
+        }
+    }
+}
+
+/// What a forward (server → client) link carries.
+#[derive(Clone, Copy, Debug)]
+pub enum Down {
+    Data(DataSegment),
+    Ctl(Ctl),
+}
+
+/// What a reverse (client → server, uplink) link carries.
+#[derive(Clone, Copy, Debug)]
+pub enum Up {
+    Ack(Ack),
+    Ctl(Ctl),
+}
+
+/// Linux's initial retransmission timeout for handshakes (`TCP_TIMEOUT_INIT`, include/net/tcp.h).
+const CTL_RTO: mpsched_core::time::Duration = mpsched_core::time::Duration::from_secs(1);
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Ev {
     /// Forward link of path p finishes serializing its head packet.
@@ -53,18 +124,24 @@ enum Ev {
     ReceiverTimer,
     /// The client issues request number k.
     Request(u32),
-    /// The request for chunk k reaches the sender.
-    RequestArrives(u32),
     /// Record per-path samples into the packet trace (`sim.sample_interval_s`).
     Sample,
+    /// Send a control packet again after it was dropped: (path, uplink?, packet).
+    CtlRetry(u8, bool, Ctl),
 }
 
 struct SimPath {
-    fwd: Link<DataSegment>,
-    rev: Link<Ack>,
+    fwd: Link<Down>,
+    rev: Link<Up>,
     /// Packets in propagation: (arrival time, event sequence number, packet).
-    fwd_prop: VecDeque<(Time, u64, DataSegment)>,
-    rev_prop: VecDeque<(Time, u64, Ack)>,
+    fwd_prop: VecDeque<(Time, u64, Down)>,
+    rev_prop: VecDeque<(Time, u64, Up)>,
+    /// When the server sent this subflow's SYN/ACK (its handshake RTT sample starts there).
+    synack_sent: Option<Time>,
+    /// Attempts of the control packet last dropped on this path (the retry backoff).
+    ctl_attempts: u32,
+    /// When the subflow became usable by the server.
+    established: Option<Time>,
     fwd_loss: f64,
     rev_loss: f64,
     fwd_rng: Pcg64,
@@ -114,13 +191,20 @@ pub struct World<'a> {
     sample_every: Option<mpsched_core::time::Duration>,
     max_time: Time,
     pub(crate) truncated: bool,
+    /// The subflow the connection opens on.
+    initial: u8,
+    /// Further paths are joined (MPTCP); false for a single-path connection.
+    join: bool,
+    joins_sent: bool,
+    /// Data segments sent on the initial subflow so far.
+    sent_on_initial: u64,
 }
 
 impl<'a> World<'a> {
     pub fn new(
         sc: &Scenario,
         traces: &[LinkTraces],
-        sender: SenderConnection,
+        mut sender: SenderConnection,
         receiver: ReceiverConnection,
         seed: u64,
         trace: Option<&'a mut PacketTrace>,
@@ -128,7 +212,7 @@ impl<'a> World<'a> {
         // Every random source derives from the run's seed in a fixed order: path by path,
         // forward then reverse.
         let mut master = Pcg64::seed_from_u64(seed);
-        let mtu = sc.transport.mss + mpsched_core::packet::HEADER_BYTES;
+        let mtu = crate::effective_mss(sc) + HEADER_BYTES;
         let paths = sc
             .paths
             .iter()
@@ -142,9 +226,21 @@ impl<'a> World<'a> {
                 rev_loss: p.reverse.loss,
                 fwd_rng: Pcg64::seed_from_u64(master.gen()),
                 rev_rng: Pcg64::seed_from_u64(master.gen()),
+                synack_sent: None,
+                ctl_attempts: 0,
+                established: None,
             })
             .collect();
         let npaths = sc.paths.len();
+        // No subflow carries data before its handshake completes at the server.
+        for p in 0..npaths {
+            sender.set_subflow_pending(p as PathId);
+        }
+        // A single-path scheduler's connection is plain TCP over its path; otherwise the
+        // connection opens on the first path (Linux connects over the default route).
+        let only = sender.scheduler_only_path();
+        let initial = only.unwrap_or(0);
+        let join = npaths > 1 && only.is_none();
         let interval = sc.sim.sample_interval_s;
         let sample_every = (trace.is_some() && interval.is_finite() && interval > 0.0)
             .then(|| mpsched_core::time::Duration(((interval * 1e9).round() as u64).max(1)));
@@ -164,6 +260,10 @@ impl<'a> World<'a> {
             sample_every,
             max_time: Time::from_secs_f64(sc.sim.max_time_s),
             truncated: false,
+            initial,
+            join,
+            joins_sent: false,
+            sent_on_initial: 0,
         }
     }
 
@@ -332,6 +432,27 @@ impl<'a> World<'a> {
                 if let Some(&(t, seq, _)) = prop.front() {
                     self.slots[path_slot(p, FWD_ARRIVE)] = key(t, seq);
                 }
+                // Any data-ACK from the server on the initial subflow (its data, or its ACK of the
+                // request) makes the connection fully established at the client: join the rest.
+                let dss = matches!(seg, Down::Data(_) | Down::Ctl(Ctl::RequestAck));
+                if dss && p == self.initial && self.join && !self.joins_sent {
+                    self.joins_sent = true;
+                    for q in 0..self.paths.len() as u8 {
+                        if q != self.initial {
+                            self.send_up(q, Ctl::Syn);
+                        }
+                    }
+                }
+                let seg = match seg {
+                    Down::Data(seg) => seg,
+                    Down::Ctl(Ctl::SynAck) => {
+                        // The client completes the handshake; on the initial subflow its ACK
+                        // carries the request.
+                        self.send_up(p, Ctl::HandshakeAck(p == self.initial));
+                        return;
+                    }
+                    Down::Ctl(_) => return,
+                };
                 let rnow = self.receiver_clock();
                 self.receiver.handle_input(rnow, &seg);
                 while let Some(a) = self.receiver.poll_event() {
@@ -345,6 +466,13 @@ impl<'a> World<'a> {
                 if let Some(&(t, seq, _)) = prop.front() {
                     self.slots[path_slot(p, REV_ARRIVE)] = key(t, seq);
                 }
+                let ack = match ack {
+                    Up::Ack(ack) => ack,
+                    Up::Ctl(c) => {
+                        self.on_ctl_at_server(p, c);
+                        return;
+                    }
+                };
                 let snow = self.sender_clock();
                 self.sender.handle_input(snow, &ack);
                 if let Some(tr) = self.trace.as_deref_mut() {
@@ -365,19 +493,94 @@ impl<'a> World<'a> {
                 self.pump_receiver();
             }
             Ev::Request(k) => {
+                // The first request is the connection's: its time runs from the SYN, as a user
+                // waits from connect(). Later ones go on the established initial subflow.
                 self.workload.on_request(k, self.now);
-                // The request travels on the first path's reverse direction (the initial
-                // subflow carries the request, as with MPTCP).
-                let at = self.now + self.paths[0].rev.delay();
-                self.schedule(at, Ev::RequestArrives(k));
+                let c = if k == 0 { Ctl::Syn } else { Ctl::Request(k) };
+                self.send_up(self.initial, c);
             }
-            Ev::RequestArrives(k) => {
-                self.workload.on_request_arrives(k);
-                self.refill();
-                self.pump_sender();
+            Ev::CtlRetry(p, up, c) => {
+                if up {
+                    self.send_up(p, c);
+                } else {
+                    self.send_down(p, c);
+                }
             }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
+    }
+
+    /// The server receives a control packet on path `p`.
+    fn on_ctl_at_server(&mut self, p: u8, c: Ctl) {
+        match c {
+            Ctl::Syn => {
+                self.paths[p as usize].synack_sent = Some(self.now);
+                self.send_down(p, Ctl::SynAck);
+            }
+            Ctl::HandshakeAck(with_request) => {
+                let path = &mut self.paths[p as usize];
+                if path.established.is_some() {
+                    return;
+                }
+                path.established = Some(self.now);
+                let rtt = path.synack_sent.map(|t| self.now - t);
+                self.sender.set_subflow_established(p, rtt);
+                if with_request {
+                    let before = self.sent_on_initial;
+                    self.request_arrives(0);
+                    if self.join && self.sent_on_initial == before {
+                        self.send_down(p, Ctl::RequestAck);
+                    }
+                } else {
+                    self.pump_sender();
+                }
+            }
+            Ctl::Request(k) => self.request_arrives(k),
+            Ctl::SynAck | Ctl::RequestAck => {}
+        }
+    }
+
+    fn request_arrives(&mut self, k: u32) {
+        self.workload.on_request_arrives(k, self.now);
+        self.refill();
+        self.pump_sender();
+    }
+
+    /// The client sends a control packet on path `p`'s uplink.
+    fn send_up(&mut self, p: u8, c: Ctl) {
+        let now = self.now;
+        let path = &mut self.paths[p as usize];
+        let r = path.rev.enqueue(now, Up::Ctl(c), c.wire_len(), false);
+        match r.service_at() {
+            Some(t) => self.schedule_slot(path_slot(p, REV_SERVICE), t),
+            None if !r.accepted() => self.retry_ctl(p, true, c),
+            None => {}
+        }
+    }
+
+    /// The server sends a control packet on path `p`'s downlink.
+    fn send_down(&mut self, p: u8, c: Ctl) {
+        let now = self.now;
+        let path = &mut self.paths[p as usize];
+        let r = path.fwd.enqueue(now, Down::Ctl(c), c.wire_len(), false);
+        match r.service_at() {
+            Some(t) => self.schedule_slot(path_slot(p, FWD_SERVICE), t),
+            None if !r.accepted() => self.retry_ctl(p, false, c),
+            None => {}
+        }
+    }
+
+    fn retry_ctl(&mut self, p: u8, up: bool, c: Ctl) {
+        let path = &mut self.paths[p as usize];
+        let wait = CTL_RTO.0 << path.ctl_attempts.min(6);
+        path.ctl_attempts += 1;
+        let at = self.now + mpsched_core::time::Duration(wait);
+        self.schedule(at, Ev::CtlRetry(p, up, c));
+    }
+
+    /// When each subflow became usable by the server (`None`: never).
+    pub(crate) fn established_at(&self) -> Vec<Option<Time>> {
+        self.paths.iter().map(|p| p.established).collect()
     }
 
     /// One row per path into the trace's `sample_*` columns, then the next sample.
@@ -445,9 +648,14 @@ impl<'a> World<'a> {
                 };
                 tr.push(self.now, Side::Sender, seg.path, k, seg.dsn, seg.len);
             }
+            if seg.path == self.initial {
+                self.sent_on_initial += 1;
+            }
             let path = &mut self.paths[p];
             let lose = path.fwd_loss > 0.0 && path.fwd_rng.gen::<f64>() < path.fwd_loss;
-            let r = path.fwd.enqueue(self.now, seg, seg.wire_len(), lose);
+            let r = path
+                .fwd
+                .enqueue(self.now, Down::Data(seg), seg.wire_len(), lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, FWD_SERVICE), t);
             }
@@ -462,7 +670,9 @@ impl<'a> World<'a> {
             let p = ack.path as usize;
             let path = &mut self.paths[p];
             let lose = path.rev_loss > 0.0 && path.rev_rng.gen::<f64>() < path.rev_loss;
-            let r = path.rev.enqueue(self.now, ack, ack.wire_len(), lose);
+            let r = path
+                .rev
+                .enqueue(self.now, Up::Ack(ack), ack.wire_len(), lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
             }
@@ -474,7 +684,7 @@ impl<'a> World<'a> {
         self.set_timer(RECEIVER_TIMER, t);
     }
 
-    pub(crate) fn fwd_link(&self, p: usize) -> &Link<DataSegment> {
+    pub(crate) fn fwd_link(&self, p: usize) -> &Link<Down> {
         &self.paths[p].fwd
     }
 }

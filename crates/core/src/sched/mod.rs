@@ -38,6 +38,7 @@ pub mod daps;
 pub mod dems;
 pub mod dems_n;
 pub mod ecf;
+pub mod fixed_split;
 pub mod lte_handover;
 pub mod minrtt;
 pub mod musher;
@@ -234,6 +235,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment>;
     /// Notification of an event; the default ignores it.
     fn on_event(&mut self, _ctx: &mut SchedCtx<'_>, _ev: &SchedEvent) {}
+    /// The one path a single-path scheduler uses: the connection is then plain TCP over that
+    /// path (its handshake on it, no MP_JOIN to the others).
+    fn only_path(&self) -> Option<PathId> {
+        None
+    }
 }
 
 /// Every scheduler the engine builds by name, with its paper reference.
@@ -322,6 +328,13 @@ pub fn build(
             }
             Box::new(backup::Backup::new(flags))
         }
+        ("fixed-split", Some(a)) => match fixed_split::FixedSplit::parse(a, path_names.len()) {
+            Some(s) => Box::new(s),
+            None => {
+                let known: Vec<&str> = SCHEDULERS.iter().map(|s| s.0).collect();
+                return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
+            }
+        },
         ("single", None) => {
             let best = capacity_bps
                 .iter()

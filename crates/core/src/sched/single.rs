@@ -30,6 +30,10 @@ impl Scheduler for Single {
             seg,
         })
     }
+
+    fn only_path(&self) -> Option<PathId> {
+        Some(self.path)
+    }
 }
 
 #[cfg(test)]

@@ -169,6 +169,9 @@ pub struct SubflowSender {
     rto_count: u64,
     tlp_probes: u64,
     penalized_at: Option<Time>,
+    /// The server side of the subflow's handshake is complete: until then no data may go on
+    /// it (see [`SubflowSender::set_pending`]).
+    established: bool,
     /// Reused buffer for newly SACKed ranges (no allocation per ACK).
     scratch: Vec<(u64, u64)>,
 }
@@ -205,6 +208,22 @@ impl SubflowSender {
     pub fn mark_app_limited(&mut self) {
         if self.has_cwnd_space() {
             self.app_limited_until = (self.delivered + self.in_flight).max(1);
+        }
+    }
+
+    /// The subflow exists but its handshake has not completed at the sender (the server): it
+    /// has no window to offer until [`SubflowSender::establish`].
+    pub fn set_pending(&mut self) {
+        self.established = false;
+    }
+
+    /// The handshake completed at `now`. `handshake_rtt`, the time from the SYN/ACK to the
+    /// peer's ACK, is the subflow's first RTT sample, as Linux takes it on the passive side
+    /// (`tcp_synack_rtt_meas`, net/ipv4/tcp_input.c).
+    pub fn establish(&mut self, handshake_rtt: Option<Duration>) {
+        self.established = true;
+        if let Some(r) = handshake_rtt {
+            self.rtt.on_sample(r);
         }
     }
 
@@ -251,6 +270,7 @@ impl SubflowSender {
             rto_count: 0,
             tlp_probes: 0,
             penalized_at: None,
+            established: true,
             scratch: Vec::new(),
         }
     }
@@ -276,13 +296,21 @@ impl SubflowSender {
     pub fn segments_in_flight(&self) -> u64 {
         self.in_flight.div_ceil(self.mss as u64)
     }
-    /// Room for one more full segment in the congestion window.
+    /// Room for one more full segment in the congestion window (never before the subflow is
+    /// established, so that no scheduler can use it).
     pub fn has_cwnd_space(&self) -> bool {
-        self.in_flight + self.mss as u64 <= self.cc.window()
+        self.established && self.in_flight + self.mss as u64 <= self.cc.window()
     }
-    /// Free congestion window, bytes.
+    /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
+        if !self.established {
+            return 0;
+        }
         self.cc.window().saturating_sub(self.in_flight)
+    }
+    /// The subflow's handshake is complete at the sender: it may carry data.
+    pub fn is_established(&self) -> bool {
+        self.established
     }
     pub fn srtt(&self) -> Option<Duration> {
         self.rtt.srtt()

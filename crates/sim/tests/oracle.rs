@@ -1,0 +1,231 @@
+//! The best fixed split (`oracle`, Guo et al., MobiCom 2017, §3.2): its search equals the
+//! brute-force scan of every segment boundary, it is a run inside the same connection and world
+//! as the schedulers it is compared with, and on a chunk train it splits every chunk inside the
+//! warm connection.
+//!
+//! `cargo test --release -p mpsched-sim --test oracle -- --nocapture` prints the numbers; the
+//! 1 MiB grid (about a minute) runs with `-- --ignored`.
+
+use mpsched_sim::oracle::brute_force_two_paths;
+use mpsched_sim::scenario::{PathSpec, Scenario, SimOptions, Transport, Workload};
+use rayon::prelude::*;
+use serde_json::Value;
+
+const KIB: u64 = 1 << 10;
+const MIB: u64 = 1 << 20;
+
+fn scenario(paths: Vec<PathSpec>, workload: Workload) -> Scenario {
+    Scenario {
+        paths,
+        workload,
+        transport: Transport::default(),
+        sim: SimOptions::default(),
+    }
+}
+
+fn run(sc: &Scenario, sched: &str, seed: u64) -> Value {
+    let v = mpsched_sim::run(sc, sched, seed).unwrap_or_else(|e| panic!("{sched}: {e}"));
+    assert_eq!(v["truncated"], false, "{sched}, seed {seed}: run cut short");
+    v
+}
+
+fn f(v: &Value, key: &str) -> f64 {
+    v[key].as_f64().unwrap_or_else(|| panic!("no {key} in {v}"))
+}
+
+/// Fig. 13 of Guo et al., MobiCom 2017: WiFi and LTE each 2.5 to 27.5 Mbit/s, RTT 50 / 70 ms,
+/// buffers 50 / 500 ms, CUBIC, one chunk of `size` on a fresh connection.
+fn fig13_cells(size: u64) -> Vec<(f64, f64, Scenario)> {
+    let rates = [2.5e6, 7.5e6, 12.5e6, 17.5e6, 22.5e6, 27.5e6];
+    rates
+        .iter()
+        .flat_map(|&w| rates.iter().map(move |&l| (w, l)))
+        .map(|(w, l)| {
+            let paths = vec![
+                PathSpec::bottleneck("wifi", w, 0.050, 0.050, 0.0),
+                PathSpec::bottleneck("lte", l, 0.070, 0.500, 0.0),
+            ];
+            (w, l, scenario(paths, Workload::Chunk { size_bytes: size }))
+        })
+        .collect()
+}
+
+/// The search (coarse grid refined around every local minimum) against the scan of every
+/// segment boundary, cell by cell: the same download time in all 36 cells.
+fn search_equals_brute_force(size: u64) {
+    let cells = fig13_cells(size);
+    let rows: Vec<(f64, f64, f64, f64, u64)> = cells
+        .par_iter()
+        .map(|(w, l, sc)| {
+            let v = run(sc, "oracle", 1);
+            let (brute, _) = brute_force_two_paths(sc, 1).expect("brute force");
+            (
+                *w,
+                *l,
+                f(&v, "download_time_s"),
+                brute,
+                v["oracle_runs"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut differ = Vec::new();
+    for &(w, l, search, brute, runs) in &rows {
+        println!(
+            "{} KiB, WiFi {:4.1} LTE {:4.1} Mbit/s: search {:.4} s ({runs} runs), brute force \
+             {:.4} s",
+            size / KIB,
+            w / 1e6,
+            l / 1e6,
+            search,
+            brute
+        );
+        if search != brute {
+            differ.push((w / 1e6, l / 1e6, search, brute));
+        }
+    }
+    let runs: Vec<u64> = rows.iter().map(|r| r.4).collect();
+    println!(
+        "{} KiB: runs per search: mean {:.1}, max {}",
+        size / KIB,
+        runs.iter().sum::<u64>() as f64 / runs.len() as f64,
+        runs.iter().max().unwrap()
+    );
+    assert!(
+        differ.is_empty(),
+        "best fixed split differs from the brute-force scan at (WiFi, LTE, search, brute): \
+         {differ:?}"
+    );
+}
+
+#[test]
+fn search_equals_brute_force_fig13_grid_256kib() {
+    search_equals_brute_force(256 * KIB);
+}
+
+#[test]
+#[ignore = "slow (about a minute on two cores): the 1 MiB grid, run by hand"]
+fn search_equals_brute_force_fig13_grid_1mib() {
+    search_equals_brute_force(MIB);
+}
+
+/// The WiFi 27.5 / LTE 7.5 Mbit/s cell where bisection on T0(k) − T1(S − k) returned a split
+/// 9.4% slower than the best: the search finds the brute-force optimum there.
+#[test]
+fn search_finds_the_optimum_bisection_missed() {
+    let (_, _, sc) = fig13_cells(MIB)
+        .into_iter()
+        .find(|(w, l, _)| *w == 27.5e6 && *l == 7.5e6)
+        .expect("cell");
+    let v = run(&sc, "oracle", 1);
+    let (brute, share) = brute_force_two_paths(&sc, 1).expect("brute force");
+    println!(
+        "WiFi 27.5 LTE 7.5: search {:.4} s, brute force {brute:.4} s (WiFi share {share} B)",
+        f(&v, "download_time_s")
+    );
+    assert_eq!(f(&v, "download_time_s"), brute);
+}
+
+fn lossy() -> Scenario {
+    scenario(
+        vec![
+            PathSpec::bottleneck("wifi", 7_040e3, 0.050, 0.050, 0.01),
+            PathSpec::bottleneck("lte", 9_185e3, 0.070, 0.500, 0.01),
+        ],
+        Workload::Chunk {
+            size_bytes: 512 * KIB,
+        },
+    )
+}
+
+/// Under random loss the best fixed split is a run of the `fixed-split` scheduler in the same
+/// world, seed and per-path random-number streams as any scheduler's run: bit for bit the run
+/// of its split, with the losses that seed draws.
+#[test]
+fn lossy_oracle_is_a_run_in_the_same_world_and_streams() {
+    let sc = lossy();
+    for seed in [1, 2] {
+        let v = run(&sc, "oracle", seed);
+        let wifi_share =
+            (v["oracle_split"]["wifi"].as_f64().unwrap() * (512 * KIB) as f64).round() as u64;
+        let same = if wifi_share == 0 {
+            run(&sc, "single:lte", seed)
+        } else if wifi_share == 512 * KIB {
+            run(&sc, "single:wifi", seed)
+        } else {
+            run(&sc, &format!("fixed-split:{wifi_share}"), seed)
+        };
+        for key in [
+            "download_time_s",
+            "chunk_times_s",
+            "bytes_by_path",
+            "drops_by_path",
+            "retransmissions_by_path",
+        ] {
+            assert_eq!(v[key], same[key], "seed {seed}: {key}");
+        }
+        let drops: f64 = ["wifi", "lte"]
+            .iter()
+            .map(|p| v["drops_by_path"][p].as_f64().unwrap())
+            .sum();
+        println!("seed {seed}: split {}, drops {drops}", v["oracle_split"]);
+        assert!(drops > 0.0, "seed {seed}: 1% loss dropped nothing");
+    }
+    // The streams are per path and per seed: another seed draws other losses.
+    let a = run(&sc, "fixed-split:262144", 1);
+    let b = run(&sc, "fixed-split:262144", 2);
+    assert_ne!(a["drops_by_path"], b["drops_by_path"]);
+}
+
+/// A path's random stream depends on the seed and the path's place in the scenario only, not
+/// on the scheduler: LTE alone inside the two-path world loses the same packets whichever
+/// single-path scheduler names it, and not those of a one-path scenario of LTE (which is why
+/// the best fixed split no longer runs separate single-path scenarios).
+#[test]
+fn single_path_extreme_draws_the_multipath_worlds_stream() {
+    let sc = lossy();
+    let in_world = run(&sc, "single:lte", 3);
+    let mut alone = sc.clone();
+    alone.paths.remove(0);
+    let separate = run(&alone, "single:lte", 3);
+    println!(
+        "LTE alone in the two-path world: {} s, drops {}; in a one-path scenario: {} s, drops {}",
+        in_world["download_time_s"],
+        in_world["drops_by_path"]["lte"],
+        separate["download_time_s"],
+        separate["drops_by_path"]["lte"]
+    );
+    assert_ne!(in_world["download_time_s"], separate["download_time_s"]);
+}
+
+/// A chunk train: the best fixed split splits every chunk inside the same warm connection (one
+/// handshake, the congestion windows of the previous chunks), not `t × count` of fresh ones.
+#[test]
+fn chunk_train_split_runs_in_the_warm_connection() {
+    let sc = scenario(
+        vec![
+            PathSpec::bottleneck("wifi", 7_040e3, 0.050, 0.050, 0.0),
+            PathSpec::bottleneck("lte", 9_185e3, 0.070, 0.500, 0.0),
+        ],
+        Workload::Chunks {
+            size_bytes: 256 * KIB,
+            count: 3,
+            think_s: 0.0,
+            hint: true,
+        },
+    );
+    let v = run(&sc, "oracle", 1);
+    let times: Vec<f64> = v["chunk_times_s"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_f64().unwrap())
+        .collect();
+    println!(
+        "chunk train: chunk times {times:?}, split {}",
+        v["oracle_split"]
+    );
+    assert_eq!(times.len(), 3);
+    assert!((times.iter().sum::<f64>() - f(&v, "download_time_s")).abs() < 1e-9);
+    // Later chunks have no handshake and larger windows: faster than the first.
+    assert!(times[1] < times[0] && times[2] < times[0], "{times:?}");
+}

@@ -1,0 +1,233 @@
+"""The command line of the real-network side: `mpsched emu`, `mpsched kernel`,
+`mpsched fidelity` (registered by cli.py). The work is done by `mpsched-emu` (crates/net)."""
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich import box
+from rich.table import Table
+
+from . import runner
+from .errors import ScenarioError
+from .kernel import emu, kernel_runs, kernel_summary
+
+emu_app = typer.Typer(
+    help="The link emulator: a scenario's paths as network namespaces (docs/emulator.md).",
+    no_args_is_help=True,
+)
+
+SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--set", metavar="K=V", help="Override a scenario key (repeatable).", show_default=False
+    ),
+]
+
+
+def _exit(status: int) -> None:
+    if status != 0:
+        raise typer.Exit(status)
+
+
+@emu_app.command("up")
+def emu_up(
+    scenario: Annotated[
+        Optional[str],
+        typer.Argument(metavar="[SCENARIO]", help="Scenario TOML file (default: DEMS WiFi/LTE)."),
+    ] = None,
+    overrides: SetOption = None,
+    instance: Annotated[
+        Optional[str],
+        typer.Option("--id", help="Instance id (1-8 letters/digits).", show_default=False),
+    ] = None,
+    detach: Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")] = False,
+    seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the random-loss draws.")] = 1,
+) -> None:
+    """Create namespaces mps-ID-{c,r,s} and emulate SCENARIO's paths until Ctrl-C (or `down`).
+
+    Client 10.200.N.1 in mps-ID-c, server 10.200.N.2 in mps-ID-s, path N in scenario order."""
+    resolved = runner.resolve_scenario(scenario, overrides)
+    args = ["up", "-", "--seed", str(seed)]
+    if instance:
+        args += ["--id", instance]
+    if detach:
+        args.append("--detach")
+    _exit(emu(args, resolved))
+
+
+@emu_app.command("down")
+def emu_down(
+    instance: Annotated[
+        Optional[str], typer.Argument(metavar="[ID]", help="Instance (default: all).")
+    ] = None,
+) -> None:
+    """Stop emulator instances and remove their namespaces (also after a crash or kill -9)."""
+    _exit(emu(["down", instance] if instance else ["down", "--all"]))
+
+
+@emu_app.command("check")
+def emu_check(
+    instance: Annotated[
+        Optional[str], typer.Argument(metavar="[ID]", help="Instance (default: the only one).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON line.")] = False,
+) -> None:
+    """Measure delay, rate, loss and the queue held per path and direction, against the scenario."""
+    args = ["check"] + ([instance] if instance else []) + (["--json"] if as_json else [])
+    _exit(emu(args))
+
+
+@emu_app.command("list")
+def emu_list() -> None:
+    """Recorded emulator instances."""
+    _exit(emu(["list"]))
+
+
+def kernel_command(
+    scenario: Annotated[
+        Optional[str],
+        typer.Argument(metavar="[SCENARIO]", help="Scenario TOML file (default: DEMS WiFi/LTE)."),
+    ] = None,
+    overrides: SetOption = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="mptcp, or tcp:PATH for single-path TCP.")
+    ] = "mptcp",
+    reps: Annotated[
+        int, typer.Option("--reps", min=1, help="Downloads (fresh connection each).")
+    ] = 5,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the emulator's loss draws.")
+    ] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object: runs and summary.")
+    ] = False,
+) -> None:
+    """Run SCENARIO's workload over real Linux TCP/MPTCP on the emulated paths."""
+    from .cli import _console, _print_json, _show_compare
+
+    resolved = runner.resolve_scenario(scenario, overrides)
+    runs = kernel_runs(resolved, mode, reps=reps, seed=seed, progress=not as_json)
+    label = runs[0]["scheduler"] if runs else mode
+    summary = {label: kernel_summary(runs)}
+    if as_json:
+        _print_json({"runs": runs, "summary": summary, "scenario": resolved})
+        return
+    times = ", ".join(f"{r['download_time_s']:.3f}" for r in runs)
+    console = _console()
+    _show_compare(
+        console,
+        summary,
+        resolved,
+        scenario or "default scenario",
+        reps,
+        seed,
+        title=f"{label} on {scenario or 'the default scenario'}: {reps} downloads",
+    )
+    console.print(f"download times (s, from connect): {times}")
+
+
+def _fmt_pct(v: Any) -> str:
+    return "-" if v is None else f"{v:+.1f}%"
+
+
+def fidelity_command(
+    quick: Annotated[
+        bool, typer.Option("--quick", help="One DEMS cell (MPTCP and WiFi TCP), 2 downloads each.")
+    ] = False,
+    reps: Annotated[
+        Optional[int],
+        typer.Option(
+            "--reps",
+            min=1,
+            help="Kernel downloads per cell (default 5; --quick 2).",
+            show_default=False,
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", min=0)] = 1,
+    db: Annotated[
+        Path, typer.Option("--db", help='Results store to append the runs to (sweep "fidelity").')
+    ] = Path("fidelity.db"),
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object with every row.")
+    ] = False,
+) -> None:
+    """Simulated vs real Linux (on the emulator), with the % error per cell."""
+    from . import fidelity
+    from .cli import _console, _open_store, _print_json
+
+    n = reps if reps is not None else (2 if quick else 5)
+    console = _console()
+    table = Table(
+        box=box.SIMPLE_HEAD, pad_edge=False, title="simulated vs Linux (median of kernel runs)"
+    )
+    for h in (
+        "profile",
+        "mode",
+        "sim",
+        "kernel",
+        "err",
+        "bytes err (per path)",
+        "gap sim",
+        "gap kernel",
+        "gap err",
+        "kernel modes",
+        "ok",
+    ):
+        table.add_column(
+            h,
+            justify="left"
+            if h in ("profile", "mode", "bytes err (per path)", "kernel modes")
+            else "right",
+        )
+
+    def add(row: dict[str, Any]) -> None:
+        ok = fidelity.passes(row)
+        groups = row["kernel_modes"]
+        mode_text = " | ".join(
+            f"{g['low_s']:.3f}-{g['high_s']:.3f} s ({g['runs']})" for g in groups
+        )
+        if row["sim_mode"] is not None:
+            mode_text += f"; sim in mode {row['sim_mode'] + 1}"
+        table.add_row(
+            row["profile"],
+            row["mode"] + (f" [{row['sim_scheduler']}]" if row["mode"] == "mptcp" else ""),
+            f"{row['sim_download_s']:.3f} s",
+            f"{row['kernel_download_s']:.3f} s",
+            _fmt_pct(row["download_err_pct"]),
+            ", ".join(f"{k} {_fmt_pct(v)}" for k, v in row["bytes_err_pct"].items()),
+            f"{row['gap_sim_s'] * 1e3:.0f} ms",
+            f"{row['gap_kernel_s'] * 1e3:.0f} ms",
+            f"{row['gap_err_ms']:+.0f} ms",
+            mode_text,
+            "".join("y" if ok[k] else "n" for k in ("download", "bytes", "gap")),
+        )
+        if not as_json:
+            sys.stderr.write(
+                f"fidelity: {row['profile']} {row['mode']}: sim {row['sim_download_s']:.3f} s, "
+                f"kernel {row['kernel_download_s']:.3f} s ({_fmt_pct(row['download_err_pct'])})\n"
+            )
+
+    rows, note = fidelity.run(quick, n, seed, add, progress=False)
+    with _open_store(db) as store:
+        fidelity.store_rows(store, rows)
+    if as_json:
+        _print_json({"rows": rows, "note": note, "thresholds": fidelity.THRESHOLDS, "db": str(db)})
+        return
+    console.print(table)
+    console.print(
+        "ok = download within 5%, bytes per path within 10%, completion gap within 20 ms "
+        "(issue 9); kernel download time is from connect(), the simulator's as it reports it."
+    )
+    if note:
+        console.print(note)
+    console.print(f'runs stored in {db} (sweep "fidelity")', style="dim")
+
+
+def compare_kernel_rows(resolved: dict[str, Any], reps: int, seed: int) -> dict[str, Any]:
+    """The `linux-mptcp` row (and nothing else) for `compare --kernel`."""
+    if len(resolved["paths"]) < 2:
+        raise ScenarioError("compare --kernel: MPTCP needs at least two paths")
+    runs = kernel_runs(resolved, "mptcp", reps=reps, seed=seed, progress=True)
+    return {"linux-mptcp": kernel_summary(runs)}
