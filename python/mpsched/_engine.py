@@ -43,11 +43,16 @@ def schedulers() -> list[tuple[str, str]]:
 
 
 def check_schedulers(names: Iterable[str]) -> None:
-    """Reject unknown scheduler names, listing the known ones."""
+    """Reject scheduler names whose base name the engine does not know, listing the known ones.
+
+    Parameterized forms (`single:wifi`, `minrtt:noor`, `dems-f:k=2`, `backup:lte`) pass here
+    when their base name is known: the engine alone knows which arguments each scheduler takes,
+    and `_core.validate` (called before any run) answers with its own one-line error."""
     known = [name for name, _ in schedulers()]
     for name in names:
         # NAME+RECEIVER runs NAME with a receiver policy (e.g. rr+rtsc); the engine checks it.
-        if name.split("+", 1)[0] not in known:
+        base = name.split("+", 1)[0]
+        if base not in known and base.split(":", 1)[0] not in known:
             raise ScenarioError(f'unknown scheduler "{name}" (known: {", ".join(known)})')
 
 

@@ -90,6 +90,8 @@ _PATH_KEYS = (
     "reverse_queue",
     "reverse_loss",
     "outages",
+    "backup",
+    "handover",
 )
 _WORKLOAD_KEYS = {
     "chunk": ("kind", "size"),
@@ -118,8 +120,9 @@ _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
 _SECTION_KEYS = {"workload": _ALL_WORKLOAD_KEYS, "transport": _TRANSPORT_KEYS, "sim": _SIM_KEYS}
 
-_CC_IMPLEMENTED = ("reno", "cubic")
-_CC_ROADMAP = ("lia", "olia", "balia")
+# Coupled: lia (RFC 6356), balia (Peng et al., IEEE/ACM ToN 2016), wvegas (Cao et al., ICNP 2012).
+_CC_IMPLEMENTED = ("reno", "cubic", "lia", "balia", "wvegas")
+_CC_ROADMAP = ("olia",)
 
 # Mirrors the `Default` impls in crates/sim/src/scenario.rs; written out in full in the resolved
 # scenario so a result is self-describing.
@@ -365,6 +368,57 @@ def _positive(parse: Callable[[Any], Any], what: str) -> Callable[[Any], Any]:
     return check
 
 
+# Cech, TUM 2020, §5 (after Li et al., SIGCOMM 2018): every 15 s a handover of 2 s in which
+# throughput drops to a tenth and the RTT triples. `handover = true` takes these values.
+_HANDOVER_DEFAULTS = {
+    "every": "15s",
+    "duration": "2s",
+    "rate_factor": 0.1,
+    "rtt_factor": 3.0,
+}
+_HANDOVER_KEYS = ("every", "duration", "start", "rate_factor", "rtt_factor")
+
+
+def _factor(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ScenarioError(f"expected a positive number, got {units._show(value)}")
+    return float(value)
+
+
+def _handover(value: Any) -> dict[str, float] | None:
+    """`handover = true` or a table of every, duration, start, rate_factor, rtt_factor."""
+    if value is False:
+        return None
+    if value is True:
+        value = {}
+    if not isinstance(value, Mapping):
+        raise ScenarioError(
+            "expected true or a table such as "
+            '{every = "15s", duration = "2s", rate_factor = 0.1, rtt_factor = 3}'
+        )
+    for key in value:
+        if key not in _HANDOVER_KEYS:
+            raise ScenarioError(f"unknown key {json.dumps(key)}" + _suggest(key, _HANDOVER_KEYS))
+    table = {**_HANDOVER_DEFAULTS, **value}
+    try:
+        every = float(_positive(units.parse_time, "every")(table["every"]))
+        duration = float(_positive(units.parse_time, "duration")(table["duration"]))
+        start = float(units.parse_time(table.get("start", table["every"])))
+        rate_factor = _factor(table["rate_factor"])
+        rtt_factor = _factor(table["rtt_factor"])
+    except ScenarioError as exc:
+        raise exc.at("handover") from None
+    if duration >= every:
+        raise ScenarioError("handover: duration must be shorter than every")
+    return {
+        "start_s": start,
+        "every_s": every,
+        "duration_s": duration,
+        "rate_factor": rate_factor,
+        "delay_factor": rtt_factor,
+    }
+
+
 def _outages(value: Any) -> list[list[float]]:
     shape = 'expected a list of [start, end] pairs, e.g. [["10s", "12s"]]'
     if not isinstance(value, list):
@@ -462,6 +516,9 @@ def _resolve_path(ctx: _Context, index: int, raw: Any) -> dict[str, Any]:
     reverse_loss = _field(ctx, where, path, "reverse_loss", units.parse_loss, default=0.0)
     # An outage takes the whole path down (a WiFi station out of range): both directions.
     outages = _field(ctx, where, path, "outages", _outages, default=[])
+    backup = _field(ctx, where, path, "backup", _boolean, default=False)
+    # A handover slows the data direction and delays both (RTT x rtt_factor).
+    handover = _field(ctx, where, path, "handover", _handover, default=None)
 
     return {
         "name": name,
@@ -472,6 +529,7 @@ def _resolve_path(ctx: _Context, index: int, raw: Any) -> dict[str, Any]:
             "queue": queue,
             "loss": loss,
             "outages": outages,
+            **({"handover": handover} if handover else {}),
         },
         "reverse": {
             "rate_bps": reverse_rate,
@@ -480,7 +538,9 @@ def _resolve_path(ctx: _Context, index: int, raw: Any) -> dict[str, Any]:
             "queue": reverse_queue,
             "loss": reverse_loss,
             "outages": [list(span) for span in outages],
+            **({"handover": {**handover, "rate_factor": 1.0}} if handover else {}),
         },
+        **({"backup": True} if backup else {}),
     }
 
 
@@ -577,7 +637,7 @@ def _congestion_control(value: Any) -> str:
         )
     if cc not in _CC_IMPLEMENTED:
         raise ScenarioError(
-            f"unknown congestion control {json.dumps(cc)} (expected {' or '.join(_CC_IMPLEMENTED)})"
+            f"unknown congestion control {json.dumps(cc)} (expected {', '.join(_CC_IMPLEMENTED)})"
         )
     return cc
 

@@ -20,11 +20,13 @@ fn main() {
         queue,
         loss: 0.0,
         outages: Vec::new(),
+        handover: None,
     };
     let path = |name: &str, rate: f64, rtt: f64, queue_s: f64| PathSpec {
         name: name.into(),
         forward: link(Some(rate), rtt / 2.0, QueueSpec::Time(queue_s)),
         reverse: link(None, rtt / 2.0, QueueSpec::Unlimited),
+        backup: false,
     };
     let sc = Scenario {
         paths: vec![

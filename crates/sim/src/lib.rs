@@ -204,6 +204,20 @@ fn build_scheduler(sc: &Scenario, name: &str) -> Result<Box<dyn sched::Scheduler
     build_receiver_policy(sc, receiver)?;
     let names: Vec<String> = sc.paths.iter().map(|p| p.name.clone()).collect();
     let caps = path_capacities(sc)?;
+    // `backup` alone takes its backup paths from the scenario's `backup = true` marks.
+    let marked: Vec<&str> = sc
+        .paths
+        .iter()
+        .filter(|p| p.backup)
+        .map(|p| p.name.as_str())
+        .collect();
+    if name == "backup" && !marked.is_empty() {
+        return Ok(sched::build(
+            &format!("backup:{}", marked.join(",")),
+            &names,
+            &caps,
+        )?);
+    }
     Ok(sched::build(name, &names, &caps)?)
 }
 

@@ -141,7 +141,10 @@ pub struct Link<P> {
     stats: LinkStats,
     /// Scheduled changes of the propagation delay: from each time on, that delay.
     delay_steps: Vec<(Time, Duration)>,
-    /// Latest arrival handed out: a delay decrease never lets a packet overtake another.
+    /// Periodic handovers: rate and delay factors while one lasts.
+    handover: Option<crate::scenario::Handover>,
+    /// Latest arrival handed out: neither a delay step down nor the end of a handover lets a
+    /// packet overtake another (the propagation FIFO stays in order).
     last_arrival: Time,
 }
 
@@ -202,6 +205,7 @@ impl<P> Link<P> {
             head_in_transit: None,
             stats: LinkStats::default(),
             delay_steps: Vec::new(),
+            handover: spec.handover,
             last_arrival: Time::ZERO,
         }
     }
@@ -291,7 +295,11 @@ impl<P> Link<P> {
                 None
             }
         };
-        let arrive = (departs + self.delay_at(departs)).max(self.last_arrival);
+        let mut delay = self.delay_at(departs);
+        if let Some(h) = self.handover.filter(|h| h.active(departs.as_secs_f64())) {
+            delay = Duration::from_secs_f64(delay.as_secs_f64() * h.delay_factor);
+        }
+        let arrive = (departs + delay).max(self.last_arrival);
         self.last_arrival = arrive;
         Some((done.pkt, arrive))
     }
@@ -395,7 +403,11 @@ impl<P> Link<P> {
                 remainder,
                 ..
             } => {
-                let ns = serialization_ns(wire_len, *rate_mbps, remainder);
+                let mut ns = serialization_ns(wire_len, *rate_mbps, remainder);
+                // A handover under way when the transmission starts slows all of it.
+                if let Some(h) = self.handover.filter(|h| h.active(start.as_secs_f64())) {
+                    ns = (ns as f64 / h.rate_factor.max(1e-9)).round() as u64;
+                }
                 resume_after_pauses(&self.outages, start, ns)
             }
             Server::Trace {
@@ -548,6 +560,7 @@ mod tests {
             queue,
             loss: 0.0,
             outages: Vec::new(),
+            handover: None,
         }
     }
 
@@ -858,6 +871,43 @@ mod tests {
         assert!(send(&mut link, us(3500), 4, 1000).accepted());
         assert_eq!(serve_until(&mut link, ms(10)), [(2, ms(4)), (4, ms(5))]);
         assert_eq!(link.stats().dropped_outage, 1);
+    }
+
+    /// 8 Mbit/s, 10 ms delay, a handover from 10 to 20 ms every second: /10 rate, ×3 delay.
+    fn handover_link() -> Link<u32> {
+        let mut spec = spec(Some(8e6), QueueSpec::Unlimited);
+        spec.delay_s = 0.010;
+        spec.handover = Some(crate::scenario::Handover {
+            start_s: 0.010,
+            every_s: 1.0,
+            duration_s: 0.010,
+            rate_factor: 0.1,
+            delay_factor: 3.0,
+        });
+        Link::new(&spec, None, MTU)
+    }
+
+    #[test]
+    fn handover_transmission_slowed_and_delay_tripled() {
+        let mut link = handover_link();
+        // Before: 1 ms of transmission, 10 ms of delay.
+        let _ = send(&mut link, ms(0), 1, 1000);
+        assert_eq!(serve_until(&mut link, ms(5)), [(1, ms(11))]);
+        // During (10 to 20 ms): 500 bytes take 5 ms instead of 0.5, then 30 ms of delay.
+        let _ = send(&mut link, ms(11), 2, 500);
+        assert_eq!(serve_until(&mut link, ms(30)), [(2, ms(46))]);
+    }
+
+    #[test]
+    fn handover_ends_later_packets_never_overtake() {
+        let mut link = handover_link();
+        // Leaves at 10 ms as the handover starts (arrives at 40 ms); the next one leaves after
+        // the handover, with the short delay, and must still arrive after the first.
+        let _ = send(&mut link, ms(9), 1, 1000);
+        let _ = send(&mut link, us(20_500), 2, 500);
+        let out = serve_until(&mut link, ms(100));
+        assert_eq!(out[0].0, 1);
+        assert!(out[1].0 == 2 && out[1].1 >= out[0].1, "{out:?}");
     }
 
     #[test]

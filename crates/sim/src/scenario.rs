@@ -25,6 +25,10 @@ pub struct PathSpec {
     pub forward: LinkSpec,
     /// Reverse (ACK direction) link. Default: no rate limit, delay only.
     pub reverse: LinkSpec,
+    /// MPTCP backup path (RFC 8684 §3.3.8): the `backup` scheduler uses it only while every
+    /// other path is unavailable.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub backup: bool,
 }
 
 impl PathSpec {
@@ -41,6 +45,7 @@ impl PathSpec {
                 queue: QueueSpec::Time(queue_s),
                 loss,
                 outages: vec![],
+                handover: None,
             },
             reverse: LinkSpec {
                 rate_bps: None,
@@ -49,7 +54,9 @@ impl PathSpec {
                 queue: QueueSpec::Unlimited,
                 loss: 0.0,
                 outages: vec![],
+                handover: None,
             },
+            backup: false,
         }
     }
 }
@@ -74,6 +81,44 @@ pub struct LinkSpec {
     /// Scheduled outages `[start_s, end_s)`: the link delivers nothing and queues nothing new.
     #[serde(default)]
     pub outages: Vec<(f64, f64)>,
+    /// Periodic handovers (Cech, TUM 2020, §5): rate and delay change while one lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handover: Option<Handover>,
+}
+
+/// LTE handovers as Cech, TUM 2020, §5 emulates them after Li et al., SIGCOMM 2018: every
+/// `every_s` from `start_s` on, for `duration_s`, the link's rate is multiplied by `rate_factor`
+/// (0.1: throughput /10) and its propagation delay by `delay_factor` (3: RTT ×3 when applied
+/// to both directions).
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Handover {
+    pub start_s: f64,
+    pub every_s: f64,
+    pub duration_s: f64,
+    pub rate_factor: f64,
+    pub delay_factor: f64,
+}
+
+impl Handover {
+    /// Cech, TUM 2020, §5: every 15 s, 2 s long, throughput /10, RTT ×3.
+    pub fn cech() -> Self {
+        Handover {
+            start_s: 15.0,
+            every_s: 15.0,
+            duration_s: 2.0,
+            rate_factor: 0.1,
+            delay_factor: 3.0,
+        }
+    }
+
+    /// Whether a handover is under way at `t_s` seconds.
+    pub fn active(&self, t_s: f64) -> bool {
+        if t_s < self.start_s || self.every_s <= 0.0 {
+            return false;
+        }
+        (t_s - self.start_s) % self.every_s < self.duration_s
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, Serialize, Deserialize, PartialEq)]

@@ -50,6 +50,7 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
                         queue,
                         loss: fwd_loss,
                         outages: outages.clone(),
+                        handover: None,
                     },
                     reverse: LinkSpec {
                         rate_bps: None,
@@ -58,7 +59,9 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
                         queue: QueueSpec::Unlimited,
                         loss: rev_loss,
                         outages,
+                        handover: None,
                     },
+                    backup: false,
                 }
             },
         )
@@ -122,8 +125,10 @@ fn schedulers(sc: &Scenario) -> Vec<String> {
     let mut v: Vec<String> = mpsched_sim::scheduler_list()
         .iter()
         .map(|s| s.0.to_string())
-        .filter(|s| s != "oracle")
+        .filter(|s| s != "oracle" && s != "backup")
         .collect();
+    // The last path as the backup of the others.
+    v.push(format!("backup:{}", sc.paths.last().expect("paths").name));
     v.push("minrtt:noor".into());
     v.push("minrtt:nopenalty".into());
     v.push(format!("single:{}", sc.paths.last().expect("paths").name));

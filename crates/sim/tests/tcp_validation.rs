@@ -25,6 +25,7 @@ fn link(rate_bps: Option<f64>, delay_s: f64, queue: QueueSpec, loss: f64) -> Lin
         queue,
         loss,
         outages: Vec::new(),
+        handover: None,
     }
 }
 
@@ -36,6 +37,7 @@ fn one_path(cc: &str, rate_bps: Option<f64>, rtt_s: f64, queue: QueueSpec, loss:
             name: "p".into(),
             forward: link(rate_bps, rtt_s / 2.0, queue, loss),
             reverse: link(None, rtt_s / 2.0, QueueSpec::Unlimited, 0.0),
+            backup: false,
         }],
         workload: Workload::Bulk { duration_s: 60.0 },
         transport: Transport {

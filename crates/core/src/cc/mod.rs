@@ -5,10 +5,13 @@
 //! All quantities are bytes. Coupled controllers (LIA/OLIA/BALIA, on the roadmap) will read the
 //! other subflows through [`CoupledView`], which decoupled controllers ignore.
 
+pub mod balia;
 pub mod cubic;
 mod hystart;
 mod hystart_linux;
+pub mod lia;
 pub mod reno;
+pub mod wvegas;
 
 use crate::time::{Duration, Time};
 
@@ -139,6 +142,12 @@ pub trait CongestionControl: std::fmt::Debug + Send {
 pub enum CcKind {
     Reno,
     Cubic,
+    /// Coupled (Cech, TUM 2020, §4.7): RFC 6356.
+    Lia,
+    /// Coupled: Peng et al., IEEE/ACM ToN 2016.
+    Balia,
+    /// Coupled, delay-based: Cao et al., ICNP 2012.
+    Wvegas,
 }
 
 /// How CUBIC's slow start ends without a loss (`transport.hystart`).
@@ -172,6 +181,9 @@ impl CcKind {
         match s {
             "reno" | "newreno" => Some(CcKind::Reno),
             "cubic" => Some(CcKind::Cubic),
+            "lia" => Some(CcKind::Lia),
+            "balia" => Some(CcKind::Balia),
+            "wvegas" => Some(CcKind::Wvegas),
             _ => None,
         }
     }
@@ -180,6 +192,9 @@ impl CcKind {
         match self {
             CcKind::Reno => Box::new(reno::Reno::new(mss, init_cwnd)),
             CcKind::Cubic => Box::new(cubic::Cubic::new(mss, init_cwnd)),
+            CcKind::Lia => Box::new(lia::Lia::new(mss, init_cwnd)),
+            CcKind::Balia => Box::new(balia::Balia::new(mss, init_cwnd)),
+            CcKind::Wvegas => Box::new(wvegas::Wvegas::new(mss, init_cwnd)),
         }
     }
     /// As [`CcKind::build`], with CUBIC's slow-start exit chosen (Reno has none).

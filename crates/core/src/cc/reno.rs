@@ -38,6 +38,19 @@ impl Reno {
         }
     }
 
+    /// Coupled controllers (LIA, BALIA, wVegas) keep Reno's slow start, recovery and RTO and
+    /// set the congestion-avoidance window themselves.
+    pub(crate) fn set_window(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss);
+    }
+
+    /// A coupled controller's own decrease: the window and the threshold become `cwnd`.
+    pub(crate) fn set_window_and_ssthresh(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(2 * self.mss);
+        self.ssthresh = self.cwnd;
+        self.bytes_acked = 0;
+    }
+
     /// RFC 5681 §3.1 equation (4): ssthresh = max(FlightSize / 2, 2*SMSS).
     fn halved_flight(&self, in_flight: u64) -> u64 {
         (in_flight / 2).max(2 * self.mss)

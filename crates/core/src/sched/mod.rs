@@ -31,16 +31,25 @@
 //!
 //! Schedulers are deterministic: they draw no randomness and read no clock but `ctx.now`.
 
+pub mod backup;
+pub mod blest;
+pub mod common;
+pub mod daps;
 pub mod dems;
 pub mod dems_n;
+pub mod ecf;
 pub mod fixed_split;
 pub mod linux;
+pub mod lte_handover;
 pub mod minrtt;
+pub mod musher;
+pub mod otias;
 pub mod redundant;
 pub mod rr;
 pub mod single;
 pub mod stms_a;
 pub mod stms_c;
+pub mod sttf;
 pub mod view;
 
 use crate::estimate::Estimator;
@@ -359,6 +368,15 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (Guo et al., MobiCom 2017 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
     ("stms-c", "STMS with computed gap: fast subflow sends in order, slow one skips Gap = B_f (OWD_s - OWD_f) segments (Shi et al., USENIX ATC 2018, Alg. 1, Eq. 2)"),
     ("stms-a", "STMS with adjusted gap: Alg. 1 with the gap learned from data-ACKs every (RTT_s + RTT_f)/2 (Shi et al., USENIX ATC 2018, Alg. 2)"),
+    // The field compared by Cech, TUM 2020 (Table 1), one file each.
+    ("blest", "BLEST: withhold the slow subflow when the fast one would be send-window blocked; lambda adapted as Linux mptcp_blest.c (Ferlin et al., IFIP Networking 2016; Cech, TUM 2020, Alg. 1)"),
+    ("ecf", "ECF: wait for the fast subflow when that completes sooner, beta = 1/4 hysteresis (Lim et al., CoNEXT 2017; Cech, TUM 2020, Alg. 2)"),
+    ("sttf", "STTF: every unsent segment to the subflow with the shortest predicted transfer time, re-planned on each ACK (Hurtig et al., IEEE/ACM ToN 2018; Cech, TUM 2020, Alg. 3)"),
+    ("musher", "MuSher: fixed packet-assignment ratio with a throughput-driven ratio search (Saha et al., MobiCom 2019; Cech, TUM 2020, §3.3)"),
+    ("daps", "DAPS: RTT-ratio sending schedule for in-order arrival (Kuhn et al., ICC 2014; Cech, TUM 2020, Table 1)"),
+    ("otias", "OTIAS: each segment to the subflow of earliest estimated arrival, queued ahead of the window (Yang et al., AINA Workshops 2014; Cech, TUM 2020, Table 1)"),
+    ("lte-handover", "handover-aware: inter-send vs inter-ACK detection, disabled/stale subflows, resend of in-flight data, RTT refresh (Cech, TUM 2020, §5, Fig. 8)"),
+    ("backup", "MPTCP backup flag: backup paths carry data only while every other path is in RTO loss; backup:NAME[,NAME] or path key backup = true (RFC 8684 §3.3.8)"),
 ];
 
 /// Errors building a scheduler from its CLI name.
@@ -368,6 +386,10 @@ pub enum SchedError {
     Unknown(String, String),
     #[error("scheduler \"single:{0}\": no path named \"{0}\" (paths: {1})")]
     UnknownPath(String, String),
+    #[error("scheduler \"{0}\": name the backup paths (backup:NAME[,NAME...]) or mark them backup = true in the scenario")]
+    BackupPaths(String),
+    #[error("scheduler \"backup:{0}\": no path named \"{0}\" (paths: {1})")]
+    UnknownBackupPath(String, String),
 }
 
 /// Build a scheduler from its CLI name. `path_names` resolves `single:NAME`; `capacity_bps`
@@ -397,6 +419,32 @@ pub fn build(
         ("stms-c", None) => Box::new(stms_c::StmsC::default()),
         ("stms-a", None) => Box::new(stms_a::StmsA::default()),
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
+        ("blest", None) => Box::new(blest::Blest::new(path_names.len())),
+        ("ecf", None) => Box::new(ecf::Ecf::new()),
+        ("sttf", None) => Box::new(sttf::Sttf::new()),
+        ("musher", None) => Box::new(musher::Musher::new(path_names.len())),
+        ("daps", None) => Box::new(daps::Daps::new(path_names.len())),
+        ("otias", None) => Box::new(otias::Otias::new(path_names.len())),
+        ("lte-handover", None) => Box::new(lte_handover::LteHandover::new(path_names.len())),
+        ("backup", arg) => {
+            let names: Vec<&str> = arg.map(|a| a.split(',').collect()).unwrap_or_default();
+            if names.is_empty() || names.iter().any(|n| n.is_empty()) {
+                return Err(SchedError::BackupPaths(name.to_string()));
+            }
+            let mut flags = vec![false; path_names.len()];
+            for n in names {
+                match path_names.iter().position(|p| p == n) {
+                    Some(i) => flags[i] = true,
+                    None => {
+                        return Err(SchedError::UnknownBackupPath(
+                            n.to_string(),
+                            path_names.join(", "),
+                        ));
+                    }
+                }
+            }
+            Box::new(backup::Backup::new(flags))
+        }
         ("fixed-split", Some(a)) => match fixed_split::FixedSplit::parse(a, path_names.len()) {
             Some(s) => Box::new(s),
             None => {

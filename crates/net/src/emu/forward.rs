@@ -394,6 +394,7 @@ mod tests {
             queue: Default::default(),
             loss: 0.0,
             outages: vec![],
+            handover: None,
         };
         Dir::new(&spec, None, 1)
     }

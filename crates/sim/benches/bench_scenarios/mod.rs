@@ -24,12 +24,14 @@ pub fn scenario(which: &str, duration_s: Option<f64>) -> Scenario {
         queue,
         loss: 0.0,
         outages: Vec::new(),
+        handover: None,
     };
     Scenario {
         paths: vec![PathSpec {
             name: "link".into(),
             forward: link(Some(rate), queue),
             reverse: link(None, QueueSpec::Unlimited),
+            backup: false,
         }],
         workload: Workload::Bulk {
             duration_s: duration_s.unwrap_or(duration),

@@ -1,0 +1,142 @@
+//! `backup`: MPTCP's backup flag (RFC 8684 §3.3.8, the `B` bit of MP_JOIN / MP_PRIO; Linux
+//! MPTCP v0.9x `mptcp_sched.c`, where backup subflows are chosen only when no non-backup
+//! subflow is available).
+//!
+//! MinRTT over the non-backup ("primary") subflows. A backup subflow carries data only while
+//! every primary is unavailable; a primary is unavailable from its retransmission timeout until
+//! the data outstanding at the timeout is acknowledged (the RTO loss state, Linux
+//! `TCP_CA_Loss`, which `mptcp_is_available` refuses as well). While no primary is available,
+//! the data the primaries hold unacknowledged is resent on the backup first (Linux reinjects a
+//! subflow's queue on its RTO, `mptcp_reinject_data`), then new data follows. Failover thus
+//! takes one RTO of the primary, the time TCP itself needs to declare the path failed.
+//!
+//! Which paths are backups: `backup:NAME[,NAME...]`, or `backup` with paths marked
+//! `backup = true` in the scenario (the simulator turns those into the list).
+
+use crate::meta::send::SegNo;
+use crate::packet::PathId;
+use crate::sched::common::{minrtt_with_space, stuck_on};
+use crate::sched::{Assignment, SchedCtx, Scheduler};
+use crate::subflow::sender::SubflowState;
+
+#[derive(Debug)]
+pub struct Backup {
+    backup: Vec<bool>,
+    resend_cursor: Vec<SegNo>,
+}
+
+impl Backup {
+    /// `backup[p]` marks path `p` as a backup path.
+    pub fn new(backup: Vec<bool>) -> Self {
+        let n = backup.len();
+        Backup {
+            backup,
+            resend_cursor: vec![0; n],
+        }
+    }
+
+    fn available(ctx: &SchedCtx<'_>, p: PathId) -> bool {
+        ctx.subflow(p).state() != SubflowState::Loss
+    }
+}
+
+impl Scheduler for Backup {
+    fn name(&self) -> &'static str {
+        "backup"
+    }
+
+    fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
+        let n = ctx.npaths() as PathId;
+        let primary_up = (0..n).any(|p| !self.backup[p as usize] && Self::available(ctx, p));
+        let path = if primary_up {
+            minrtt_with_space(ctx, |p| !self.backup[p as usize] && Self::available(ctx, p))?
+        } else {
+            let b = minrtt_with_space(ctx, |p| self.backup[p as usize] && Self::available(ctx, p))?;
+            for p in (0..n).filter(|&p| !self.backup[p as usize]) {
+                let mut cursor = self.resend_cursor[p as usize];
+                let found = stuck_on(ctx, p, b, &mut cursor);
+                self.resend_cursor[p as usize] = cursor;
+                if let Some(seg) = found {
+                    return Some(Assignment { path: b, seg });
+                }
+            }
+            b
+        };
+        let seg = ctx.meta_mut().next_unsent()?;
+        ctx.may_send(seg).then_some(Assignment { path, seg })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::minrtt::exchange::{Exchange, MSS};
+    use crate::sender::TxKind::{New, Reinject};
+
+    #[test]
+    fn primary_up_backup_idle() {
+        // p1 is the backup; p0's window is full after 4 segments and p1 stays idle.
+        let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
+        ex.at(0).write(20);
+        assert_eq!(
+            ex.send(),
+            [(0, 0, New), (0, 1, New), (0, 2, New), (0, 3, New)]
+        );
+    }
+
+    #[test]
+    fn primary_rto_backup_resends_its_data_then_new_data() {
+        let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
+        ex.at(0).write(20);
+        ex.send();
+        // No ACK: p0's first RTO (1 s before any RTT sample, RFC 6298 §2.1).
+        ex.at(1_000);
+        let now = ex.now;
+        ex.conn.handle_timeout(now);
+        let sent = ex.send();
+        let on_backup: Vec<_> = sent.iter().filter(|s| s.0 == 1).copied().collect();
+        assert_eq!(
+            on_backup,
+            [
+                (1, 0, Reinject),
+                (1, 1, Reinject),
+                (1, 2, Reinject),
+                (1, 3, Reinject)
+            ],
+            "p0's outstanding data first: {sent:?}"
+        );
+    }
+
+    #[test]
+    fn primary_recovered_backup_idle_again() {
+        let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
+        ex.at(0).write(20);
+        ex.send();
+        ex.at(1_000);
+        let now = ex.now;
+        ex.conn.handle_timeout(now);
+        ex.send();
+        // p0's retransmission arrives and the receiver acknowledges everything p0 carried: the
+        // loss state ends.
+        let (end, ts) = ex
+            .wire
+            .iter()
+            .filter(|(d, _)| d.path == 0)
+            .fold((0, 0), |(e, t), (d, _)| (e.max(d.end()), t.max(d.ts_val)));
+        let ack = crate::packet::Ack {
+            path: 0,
+            ack: end,
+            sack: Default::default(),
+            nsack: 0,
+            data_ack: 4 * MSS,
+            rwnd: 1000 * MSS,
+            ts_ecr: ts,
+            owd_echo: None,
+        };
+        ex.at(1_050);
+        let now = ex.now;
+        ex.conn.handle_input(now, &ack);
+        let sent = ex.send();
+        assert!(!sent.is_empty());
+        assert!(sent.iter().all(|s| s.0 == 0), "{sent:?}");
+    }
+}

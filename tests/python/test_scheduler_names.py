@@ -1,0 +1,85 @@
+"""Every scheduler name the documentation shows is accepted by `run`/`compare` (issue 11: the
+Python name check refused `single:wifi`, `minrtt:noor`, `dems-f:k=2` although the engine
+builds them). The engine decides which arguments a scheduler takes; Python only checks the base
+name. Needs the built extension (as test_cli_errors.py's engine tests do)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import EXAMPLES, ROOT, assert_user_error, run_cli
+
+# The forms docs/schedulers.md shows, with its placeholders filled in for examples/wifi-lte.toml.
+DOCUMENTED = [
+    "minrtt",
+    "minrtt:nopenalty",
+    "minrtt:noor",
+    "rr",
+    "redundant",
+    "single",
+    "single:wifi",
+    "dems-b",
+    "dems-s",
+    "dems-f",
+    "dems-f:k=2",
+    "dems-f:delta=30ms",
+    "blest",
+    "ecf",
+    "sttf",
+    "musher",
+    "daps",
+    "otias",
+    "lte-handover",
+    "backup:lte",
+    "backup:lte,wifi",
+    "oracle",
+]
+
+
+def test_docs_table_names_are_all_listed_here():
+    text = (ROOT / "docs" / "schedulers.md").read_text()
+    rows = [line for line in text.splitlines() if line.startswith("| `")]
+    shown = {n for row in rows for n in re.findall(r"`([a-z][a-z0-9:=,.-]*)`", row.split("|")[1])}
+    fill = {"single:NAME": "single:wifi", "dems-f:k=K": "dems-f:k=2"}
+    shown = {fill.get(n, n) for n in shown if "NAME" not in n and n != "backup"}
+    assert shown <= set(DOCUMENTED), shown - set(DOCUMENTED)
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_documented_name_is_accepted(name):
+    from mpsched import _engine, runner
+    from mpsched.scenario import to_json
+
+    _engine.check_schedulers([name])
+    resolved = runner.resolve_scenario(str(EXAMPLES / "wifi-lte.toml"))
+    _engine.call(_engine.core().validate, to_json(resolved), name)
+
+
+def test_compare_parameterized_names_run():
+    proc = run_cli(
+        "compare",
+        EXAMPLES / "wifi-lte.toml",
+        "-s",
+        "single:wifi",
+        "-s",
+        "minrtt:noor",
+        "-s",
+        "dems-f:k=2",
+        "--reps",
+        "1",
+    )
+    assert proc.returncode == 0, proc.stderr
+    for name in ("single:wifi", "minrtt:noor", "dems-f:k=2"):
+        assert name in proc.stdout
+
+
+def test_bad_argument_of_known_scheduler_is_the_engines_one_line_error():
+    proc = run_cli("run", EXAMPLES / "wifi-lte.toml", "-s", "single:nowhere")
+    assert_user_error(proc, 'no path named "nowhere"')
+
+
+def test_backup_without_paths_is_one_line_error():
+    proc = run_cli("run", EXAMPLES / "wifi-lte.toml", "-s", "backup")
+    assert_user_error(proc, "backup = true")
