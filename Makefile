@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test lint build venv bench rust-tools clean
+.PHONY: demo test lint build venv bench rust-tools clean readme readme-check
 
 demo: build
 	$(VENV)/bin/mpsched compare
@@ -20,6 +20,13 @@ lint: venv rust-tools
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
 	$(VENV)/bin/ruff check python tests
 	$(VENV)/bin/ruff format --check python tests
+
+# Every number in README.md, measured again on this engine (tools/readme.py).
+readme: build
+	$(PY) tools/readme.py
+
+readme-check: build
+	$(PY) tools/readme.py --check
 
 bench: build
 	$(CARGO) bench -p mpsched-sim --bench sim

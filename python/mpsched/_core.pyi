@@ -6,6 +6,10 @@ scenario, DESIGN.md "Metrics" for results). Errors in a scenario or trace file r
 `ValueError` with a one-line message naming the file, key or line.
 """
 
+def interrupt(on: bool) -> None:
+    """Ctrl-C: True stops every running simulation at its next look (failure "interrupted");
+    False allows runs again."""
+
 def version() -> str:
     """Engine version; part of the results-store content hash."""
 
@@ -56,6 +60,6 @@ def trace_gen(
     uniformly when seed is given); "random" (a lognormal rate per interval_s with mean
     mean_bps and standard deviation stddev_bps, seeded, its mean exact); "handover" (rate_bps
     divided by dip_factor, default 10, for dip_length_s, default 2 s, every dip_every_s,
-    default 15 s, first at dip_offset_s, default dip_every_s: seed 001 §5); "outage" (the
+    default 15 s, first at dip_offset_s, default dip_every_s: Cech, TUM 2020 §5); "outage" (the
     same with no capacity at all during the dips). Any kind takes dips when dip_every_s is
     given. Bad arguments raise ValueError with a one-line message."""

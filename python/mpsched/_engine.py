@@ -50,5 +50,39 @@ def check_schedulers(names: Iterable[str]) -> None:
     and `_core.validate` (called before any run) answers with its own one-line error."""
     known = [name for name, _ in schedulers()]
     for name in names:
-        if name not in known and name.split(":", 1)[0] not in known:
+        # NAME+RECEIVER runs NAME with a receiver policy (e.g. rr+rtsc); NAME:ARG passes its
+        # arguments to the scheduler. The engine checks both.
+        base = name.split("+", 1)[0]
+        if base not in known and base.split(":", 1)[0] not in known:
             raise ScenarioError(f'unknown scheduler "{name}" (known: {", ".join(known)})')
+
+
+def interruptible(function: Callable[..., T], *args: Any) -> T:
+    """Call an engine function in a worker thread so that Ctrl-C reaches Python at once: on
+    KeyboardInterrupt the engine is told to stop (`_core.interrupt`), which every running
+    simulation notices within a few thousand events, and the interrupt is re-raised."""
+    import concurrent.futures
+
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mpsched-run")
+    future = pool.submit(call, function, *args)
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        stop_engine(pool)
+        raise
+    finally:
+        pool.shutdown(wait=False)
+
+
+def stop_engine(pool: Any = None) -> None:
+    """Stop every running simulation, wait for `pool`'s threads, then allow runs again."""
+    module = core()
+    stop = getattr(module, "interrupt", None)
+    if stop is not None:
+        stop(True)
+    try:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+    finally:
+        if stop is not None:
+            stop(False)

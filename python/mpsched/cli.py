@@ -51,11 +51,29 @@ JsonOption = Annotated[
 def _console() -> Console:
     # highlight=False: rich's automatic colouring of numbers makes dense tables harder to read.
     # Piped output (make demo's log, CI) would be cut to 80 columns and wrap every cell.
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 132)
+    # COLUMNS, when set, wins (rich reads it).
+    tty = sys.stdout.isatty() or "COLUMNS" in os.environ
+    return Console(highlight=False, width=None if tty else 132)
+
+
+# `run` exits with this status when the run did not deliver its workload (README, "Exit status").
+EXIT_FAILED_RUN = 3
+EXIT_INTERRUPTED = 130
+
+
+def _finite(value: Any) -> Any:
+    """JSON has no infinity: +inf (a percentile of failed runs) becomes null."""
+    if isinstance(value, float) and value != value or value in (float("inf"), float("-inf")):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def _print_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.write(json.dumps(_finite(value)) + "\n")
     sys.stdout.flush()
 
 
@@ -63,8 +81,10 @@ def _print_json(value: Any) -> None:
 
 
 def _time(seconds: Optional[float]) -> str:
-    if seconds is None:
+    if seconds is None or seconds != seconds:
         return "-"
+    if seconds == float("inf"):
+        return "failed"
     magnitude = abs(seconds)
     if magnitude >= 1:
         return f"{seconds:.3f} s"
@@ -106,6 +126,28 @@ def _per_path(value: Any, names: Sequence[str]) -> dict[str, Any]:
 # ---- commands -------------------------------------------------------------------------------
 
 
+class _Stopped(Exception):
+    """Ctrl-C inside a command, carried past typer (which turns KeyboardInterrupt into a silent
+    exit 130) to `main`, which prints the one line saying what was kept and how to resume."""
+
+    def __init__(self, hint: Optional[str]) -> None:
+        super().__init__(hint)
+        self.hint = hint
+
+
+def _interruptible(command: Any) -> Any:
+    import functools
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return command(*args, **kwargs)
+        except KeyboardInterrupt as exc:
+            raise _Stopped(getattr(exc, "hint", None)) from None
+
+    return wrapper
+
+
 def _version_callback(value: bool) -> None:
     if not value:
         return
@@ -130,6 +172,7 @@ def _root(
 
 
 @app.command("run")
+@_interruptible
 def run_command(
     scenario: Annotated[str, typer.Argument(metavar="SCENARIO", help="Scenario TOML file.")],
     scheduler: Annotated[
@@ -148,6 +191,16 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    pcap: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--pcap",
+            metavar="FILE.pcap",
+            help="Also write the simulated packets as a pcap (one TCP stream per subflow) "
+            "that Wireshark and tshark open.",
+            show_default=False,
+        ),
+    ] = None,
     sample_interval: Annotated[
         str,
         typer.Option(
@@ -158,34 +211,62 @@ def run_command(
         ),
     ] = "10ms",
 ) -> None:
-    """Simulate one run of SCENARIO with one scheduler."""
+    """Simulate one run of SCENARIO with one scheduler.
+
+    Exits with status 3 (and says why) when the run did not deliver its workload: the time
+    limit came first, or it stalled."""
+    if trace is not None and trace.suffix.lower() not in (".parquet", ".pq"):
+        raise ScenarioError(
+            f"--trace {trace}: traces are written as Parquet; name the file FILE.parquet "
+            "(for a packet capture, use --pcap FILE.pcap)"
+        )
+    if pcap is not None:
+        _check_writable("--pcap", pcap)
     resolved = runner.resolve_scenario(scenario, overrides)
-    if trace is not None:
+    written: list[Path] = []
+    if trace is not None or pcap is not None:
         from . import traces, units
 
         interval = _parse_opt("--sample-interval", sample_interval, units.parse_time)
         recorded = runner.run_traced(
             resolved, scheduler=scheduler, seed=seed, sample_interval_s=interval
         )
-        try:
-            written = traces.write(recorded, trace)
-        except OSError as exc:
-            raise ScenarioError(f"--trace {trace}: cannot write: {exc.strerror or exc}") from None
+        if trace is not None:
+            try:
+                written += traces.write(recorded, trace)
+            except OSError as exc:
+                raise ScenarioError(
+                    f"--trace {trace}: cannot write: {exc.strerror or exc}"
+                ) from None
+        if pcap is not None:
+            from . import pcap as pcaps
+
+            try:
+                pcaps.write(recorded, pcap)
+            except OSError as exc:
+                raise ScenarioError(f"--pcap {pcap}: cannot write: {exc.strerror or exc}") from None
+            written.append(pcap)
         result = recorded.result
     else:
         result = runner.run(resolved, scheduler=scheduler, seed=seed)
+    from .stats import failure
+
+    why = failure(result)
     if as_json:
         _print_json(result)
     else:
         console = _console()
         _show_run(console, result, resolved, scenario, scheduler, seed)
-        if trace is not None:
+        if written:
             events, samples = len(recorded.events), len(recorded.samples)
             console.print(
                 f"trace: {events:,} events, {samples:,} samples -> "
                 + ", ".join(str(w) for w in written),
                 style="dim",
             )
+    if why is not None:
+        sys.stderr.write(f"mpsched: run failed: {why}\n")
+        raise typer.Exit(EXIT_FAILED_RUN)
 
 
 def _show_run(
@@ -256,6 +337,7 @@ def _show_run(
 
 
 @app.command("compare")
+@_interruptible
 def compare_command(
     scenario: Annotated[
         Optional[str],
@@ -275,8 +357,25 @@ def compare_command(
         ),
     ] = None,
     overrides: SetOption = None,
-    reps: Annotated[int, typer.Option("--reps", min=1, help="Seeds per scheduler.")] = 10,
+    reps: Annotated[
+        int,
+        typer.Option("--reps", min=1, help=f"Seeds per scheduler (at most {runner.MAX_REPS:,})."),
+    ] = 10,
     seed: SeedOption = 1,
+    ci: Annotated[
+        bool,
+        typer.Option(
+            "--ci",
+            help="Add 95% bootstrap confidence intervals of the median and mean, and each "
+            "scheduler's per-seed ratio to the first one.",
+        ),
+    ] = False,
+    csv: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--csv", metavar="FILE.csv", help="Also write the summary as CSV.", show_default=False
+        ),
+    ] = None,
     as_json: JsonOption = False,
     kernel: Annotated[
         bool,
@@ -285,23 +384,66 @@ def compare_command(
         ),
     ] = False,
 ) -> None:
-    """Run schedulers over several seeds and compare their medians and p90s."""
+    """Run schedulers over several seeds and compare their medians and p90s.
+
+    A run that does not deliver its workload counts as failed: +inf in time percentiles, 0 in
+    goodput. Ctrl-C stops at once and shows the runs done so far."""
+    from .errors import Interrupted
+
+    if csv is not None:
+        _check_writable("--csv", csv)
     resolved = runner.resolve_scenario(scenario, overrides)
-    report = runner.compare(resolved, schedulers=schedulers, reps=reps, seed=seed)
+    label = scenario if scenario is not None else DEFAULT_SOURCE
+    try:
+        report = runner.compare(
+            resolved,
+            schedulers=schedulers,
+            reps=reps,
+            seed=seed,
+            ci=ci,
+            progress=not as_json and sys.stderr.isatty(),
+        )
+    except Interrupted as exc:
+        if exc.partial is not None and not as_json:
+            _show_compare(_console(), exc.partial["summary"], resolved, label, reps, seed)
+        raise
     if kernel:
         from .netcli import compare_kernel_rows
 
         report["summary"].update(compare_kernel_rows(resolved, reps, seed))
+    if csv is not None:
+        _write_csv(csv, report["summary"])
     if as_json:
         _print_json(report)
         return
-    label = scenario if scenario is not None else DEFAULT_SOURCE
-    _show_compare(_console(), report["summary"], resolved, label, reps, seed, note_determinism=True)
+    console = _console()
+    _show_compare(console, report["summary"], resolved, label, reps, seed, note_determinism=True)
     if kernel:
-        _console().print(
+        console.print(
             "linux-mptcp: real Linux MPTCP on the emulator, download time from connect() "
             "(handshake included); its 'gap' is the gap between the paths' last bytes."
         )
+    if ci:
+        _show_ci(console, report["summary"], report.get("paired", {}), resolved)
+
+
+def _check_writable(option: str, path: Path) -> None:
+    """Refuse an output file that cannot be written before any work is done."""
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ScenarioError(f"{option} {path}: no such directory {parent}")
+    if path.is_dir():
+        raise ScenarioError(f"{option} {path}: is a directory")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise ScenarioError(f"{option} {path}: not writable")
+
+
+def _main_metric(summary: Mapping[str, Mapping[str, Any]]) -> str:
+    """download_time_s for chunk workloads, goodput_bps for bulk ones."""
+    for metrics in summary.values():
+        if "download_time_s" in metrics:
+            return "download_time_s"
+    return "goodput_bps"
 
 
 def _show_compare(
@@ -315,48 +457,173 @@ def _show_compare(
     note_determinism: bool = False,
 ) -> None:
     names = [p["name"] for p in scenario["paths"]]
+    main = _main_metric(summary)
+    chunked = main == "download_time_s"
 
     def stat(metrics: Mapping[str, Any], key: str, which: str = "median") -> Any:
         return metrics.get(key, {}).get(which)
 
-    oracle = stat(summary.get("oracle", {}), "download_time_s")
+    oracle = stat(summary.get("oracle", {}), main) if chunked else None
+    if oracle is not None and not 0 < oracle < float("inf"):
+        oracle = None
+    if title is None:
+        title = f"{label}: {reps} seeds per scheduler ({seed}..{seed + reps - 1})"
+    title += "; dl = download time" if chunked else ""
     table = Table(
-        title=(title or f"{label}: {reps} seeds per scheduler ({seed}..{seed + reps - 1})")
-        + "; per-path columns: payload bytes sent",
+        title=title,
+        caption="path columns: payload bytes sent, p50 (K/M = KiB/MiB); a failed run counts "
+        + ("as +inf in time percentiles" if chunked else "as 0 goodput"),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     table.add_column("scheduler")
-    for header in ("download p50", "download p90", "gap p50", "reinjected p50"):
+    table.add_column("ok", justify="right")
+    headers = ("dl p50", "dl p90", "gap p50") if chunked else ("goodput p50", "goodput p90")
+    for header in (*headers, "reinj"):
         table.add_column(header, justify="right")
     # One column per path: the split between paths is what schedulers differ in.
     for name in names:
-        table.add_column(f"{name} p50", justify="right")
+        table.add_column(name, justify="right")
     if oracle:
-        table.add_column("vs best split", justify="right")
+        table.add_column("vs best", justify="right")
     for scheduler, metrics in summary.items():
-        download = stat(metrics, "download_time_s")
+        counts = metrics.get("runs", {})
+        value = stat(metrics, main)
         split = _per_path(stat(metrics, "bytes_by_path"), names)
+        if chunked:
+            cells = [_short_time(value), _short_time(stat(metrics, main, "p90"))]
+            cells.append(_short_time(stat(metrics, "completion_gap_s")))
+        else:
+            cells = [_rate(value), _rate(stat(metrics, main, "p90"))]
         row = [
             scheduler,
-            _time(download),
-            _time(stat(metrics, "download_time_s", "p90")),
-            _time(stat(metrics, "completion_gap_s")),
-            _bytes(stat(metrics, "reinjected_bytes")),
-            *(_bytes(split.get(name)) for name in names),
+            f"{counts.get('completed', '?')}/{counts.get('total', '?')}",
+            *cells,
+            _short_bytes(stat(metrics, "reinjected_bytes")),
+            *(_short_bytes(split.get(name)) for name in names),
         ]
         if oracle:
-            row.append(f"{download / oracle:.2f}x" if download is not None else "-")
+            finite = value is not None and value != float("inf")
+            row.append(f"{value / oracle:.2f}x" if finite else "-")
         table.add_row(*row)
     console.print(table)
-    links = [link for p in scenario["paths"] for link in (p["forward"], p["reverse"])]
-    if note_determinism and not any(link.get("loss") or link.get("trace") for link in links):
+    failures: dict[str, int] = {}
+    for metrics in summary.values():
+        for why, n in metrics.get("runs", {}).get("failures", {}).items():
+            failures[why] = failures.get(why, 0) + n
+    for why, n in failures.items():
+        console.print(f"failed: {n} run{'s' if n != 1 else ''}: {why}")
+    if note_determinism and runner.deterministic(scenario):
+        distinct = [m.get("runs", {}).get("distinct") for m in summary.values()]
+        most = max((d for d in distinct if d is not None), default=None)
         # The simulator is deterministic: without random loss or a trace, every seed gives the
         # same run, and p50 = p90 says nothing about variability.
         console.print(
             "note: no random loss and no trace in this scenario, so every seed gives the same "
-            "run; add loss or a trace (--set path.NAME.loss=0.001) to see a distribution."
+            f"run ({most} distinct per scheduler); add loss or a trace "
+            "(--set path.NAME.loss=0.001) to see a distribution."
         )
+
+
+def _short_time(seconds: Optional[float]) -> str:
+    """Three significant digits, no space: tables must fit 80 columns."""
+    if seconds is None or seconds != seconds or seconds == float("inf"):
+        return _time(seconds)
+    magnitude = abs(seconds)
+    if magnitude >= 1:
+        return f"{seconds:.2f}s"
+    if magnitude >= 1e-3:
+        ms = seconds * 1e3
+        return f"{ms:.0f}ms" if abs(ms) >= 10 else f"{ms:.1f}ms"
+    return "0s" if magnitude == 0 else f"{seconds * 1e6:.0f}us"
+
+
+def _short_bytes(n: Optional[float]) -> str:
+    """K = KiB, M = MiB, G = GiB, three significant digits."""
+    if n is None or n != n:
+        return "-"
+    for unit, factor in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if abs(n) >= factor:
+            v = n / factor
+            return f"{v:.0f}{unit}" if abs(v) >= 100 else f"{v:.3g}{unit}"
+    return f"{n:.0f}B"
+
+
+def _show_ci(
+    console: Console,
+    summary: Mapping[str, Mapping[str, Any]],
+    paired: Mapping[str, Mapping[str, Any]],
+    scenario: Mapping[str, Any],
+) -> None:
+    main = _main_metric(summary)
+    show = _short_time if main == "download_time_s" else _rate
+    table = Table(
+        title=f"{main}: 95% bootstrap confidence intervals",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for header in ("scheduler", "median [95% CI]", "mean [95% CI]", "paired ratio [95% CI]"):
+        table.add_column(header, justify="left" if header == "scheduler" else "right")
+    for scheduler, metrics in summary.items():
+        m = metrics.get(main, {})
+        cells = []
+        for key, ci_key in (("median", "median_ci"), ("mean", "mean_ci")):
+            lo, hi = (m.get(ci_key) or [None, None])[:2]
+            cells.append(f"{show(m.get(key))} [{show(lo)}, {show(hi)}]" if key in m else "-")
+        p = paired.get(scheduler)
+        if p:
+            cells.append(f"{p['median']:.3f} [{p['ci'][0]:.3f}, {p['ci'][1]:.3f}]")
+        else:
+            cells.append("baseline" if not paired or scheduler not in paired else "-")
+        table.add_row(scheduler, *cells)
+    console.print(table)
+    if paired:
+        first = next(iter(paired.values()))["baseline"]
+        console.print(
+            f"paired ratio: median over shared seeds of {main} / {first}'s on the same seed.",
+            style="dim",
+        )
+
+
+def _summary_rows(summary: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One flat row per scheduler and metric statistic (the --csv export)."""
+    rows = []
+    for scheduler, metrics in summary.items():
+        counts = metrics.get("runs", {})
+        row: dict[str, Any] = {
+            "scheduler": scheduler,
+            "runs": counts.get("total"),
+            "completed": counts.get("completed"),
+            "failed": counts.get("failed"),
+            "distinct": counts.get("distinct"),
+        }
+        for key, stats in metrics.items():
+            if key == "runs" or not isinstance(stats, Mapping):
+                continue
+            for which, value in stats.items():
+                if isinstance(value, Mapping):
+                    for path, v in value.items():
+                        row[f"{key}.{path}.{which}"] = v
+                elif isinstance(value, list):
+                    row[f"{key}.{which}_low"], row[f"{key}.{which}_high"] = value[:2]
+                else:
+                    row[f"{key}.{which}"] = value
+        rows.append(row)
+    return rows
+
+
+def _write_csv(path: Path, summary: Mapping[str, Mapping[str, Any]]) -> None:
+    import csv as csvmod
+
+    rows = _summary_rows(summary)
+    columns = list(dict.fromkeys(k for r in rows for k in r))
+    try:
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            writer = csvmod.DictWriter(f, fieldnames=columns)
+            writer.writeheader()
+            writer.writerows(rows)
+    except OSError as exc:
+        raise ScenarioError(f"--csv {path}: cannot write: {exc.strerror or exc}") from None
 
 
 @app.command("schedulers")
@@ -383,6 +650,7 @@ def bench_command() -> None:
 
 
 @app.command("sweep")
+@_interruptible
 def sweep_command(
     sweep_file: Annotated[
         Path, typer.Argument(metavar="SWEEP.toml", help="Sweep file (DESIGN.md).")
@@ -408,13 +676,24 @@ def sweep_command(
             show_default=False,
         ),
     ] = None,
+    csv: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--csv",
+            metavar="FILE.csv",
+            help="Also write every run of the sweep as CSV (one row per run).",
+            show_default=False,
+        ),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Run every combination of axes x schedulers x seeds, storing each run as it finishes.
 
-    Re-running skips the runs already stored, so an interrupted sweep resumes."""
+    Re-running skips the runs already stored, so an interrupted sweep (Ctrl-C) resumes."""
     from . import sweep as sweeps
 
+    if csv is not None:
+        _check_writable("--csv", csv)
     plan = sweeps.load_sweep(sweep_file)
     target = db if db is not None else sweep_file.with_suffix(".db")
     with _open_store(target) as store:
@@ -426,6 +705,11 @@ def sweep_command(
             for name, part in df.groupby("scheduler", sort=False)
         }
     )
+    if csv is not None:
+        try:
+            df.to_csv(csv, index=False)
+        except OSError as exc:
+            raise ScenarioError(f"--csv {csv}: cannot write: {exc.strerror or exc}") from None
     if as_json:
         _print_json({**stats.as_dict(), "summary": summary})
         return
@@ -443,6 +727,16 @@ def sweep_command(
         None,
         title=f"{plan.name}: all axis values pooled ({len(plan.seeds)} seeds per combination)",
     )
+    if len(plan.seeds) > 1 and runner.deterministic(plan.base) and not _axes_add_noise(plan.axes):
+        console.print(
+            f"note: no random loss and no trace in this sweep, so its {len(plan.seeds)} seeds "
+            "give identical runs; add loss or a trace to see a distribution."
+        )
+
+
+def _axes_add_noise(axes: Mapping[str, Any]) -> bool:
+    """An axis that sets loss or a trace makes seeds differ."""
+    return any(k.endswith((".loss", ".trace", ".reverse_loss")) for k in axes)
 
 
 def _open_store(path: Path):
@@ -458,13 +752,15 @@ def _metrics_only(row: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in row.items():
         if (
-            key in ("sweep", "scheduler", "seed", "key", "engine_version")
+            key in ("sweep", "scheduler", "key", "engine_version")
             or "." in key
             and (key.split(".", 1)[0] in ("path", "workload", "transport", "sim"))
         ):
             continue
         if isinstance(value, float) and value != value:  # NaN: the metric does not apply
             continue
+        if hasattr(value, "item"):  # numpy scalars (bool_, int64) as Python values
+            value = value.item()
         if "." in key:
             metric, sub = key.split(".", 1)
             out.setdefault(metric, {})[sub] = value
@@ -530,6 +826,7 @@ def presets_command(as_json: JsonOption = False) -> None:
 
 
 @app.command("reproduce")
+@_interruptible
 def reproduce_command(
     name: Annotated[str, typer.Argument(metavar="NAME", help="Preset (see `mpsched presets`).")],
     quick: Annotated[bool, typer.Option("--quick", help="A reduced grid: fewer values, seeds.")] = (
@@ -770,6 +1067,41 @@ def _trace_gen(kind: str, duration_s: Optional[float], **kwargs: Any) -> str:
         raise ScenarioError(f"trace gen {kind}: {exc}") from None
 
 
+# ---- real proxy -------------------------------------------------------------------------------
+
+_PASS_THROUGH = {"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []}
+
+proxy_app = typer.Typer(
+    help="The real multipath proxy (Guo et al., MobiCom 2017, §6): SOCKS5 in front, kernel TCP "
+    "subflows behind, the same schedulers as the simulator.",
+    no_args_is_help=True,
+)
+app.add_typer(proxy_app, name="proxy")
+
+
+def _exec_proxy(mode: str, args: list[str]) -> None:
+    from .netbin import find_binary
+
+    binary = str(find_binary("mpsched-proxy"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # The binary owns its flags, errors (one line, status 2) and signals from here on.
+    os.execv(binary, [binary, mode, *args])
+
+
+@proxy_app.command("server", context_settings=_PASS_THROUGH)
+def proxy_server_command(ctx: typer.Context) -> None:
+    """mpsched proxy server --listen ADDR --psk-file F [--allow CIDR ...] [--stats FILE|-]"""
+    _exec_proxy("server", list(ctx.args))
+
+
+@proxy_app.command("client", context_settings=_PASS_THROUGH)
+def proxy_client_command(ctx: typer.Context) -> None:
+    """mpsched proxy client --server ADDR --path NAME=IFACE|SRCIP ... --psk-file F
+    [--socks 127.0.0.1:1080] [--policy FILE] [--fresh-subflows] [--stats FILE|-]"""
+    _exec_proxy("client", list(ctx.args))
+
+
 # ---- entry point ------------------------------------------------------------------------------
 
 
@@ -811,11 +1143,21 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         )
     except ScenarioError as exc:
         return _fail(exc.message, 2)
+    except _Stopped as exc:
+        status = _fail("interrupted" + (f"; {exc.hint}" if exc.hint else ""), EXIT_INTERRUPTED)
+        if argv is None:
+            # The command line, not a caller in this process: everything worth keeping is
+            # committed and flushed, so skip the interpreter's teardown (a few hundred ms on a
+            # loaded machine) and honour "stops within a second".
+            sys.stdout.flush()
+            os._exit(status)
+        return status
     except ExtensionMissingError as exc:
         # Not the user's input but the installation: a distinct status.
         return _fail(str(exc), 1)
-    except (typer.Abort, KeyboardInterrupt):
-        return _fail("interrupted", 130)
+    except (typer.Abort, KeyboardInterrupt) as exc:
+        hint = getattr(exc, "hint", None)
+        return _fail("interrupted" + (f"; {hint}" if hint else ""), EXIT_INTERRUPTED)
     except BrokenPipeError:
         # The reader went away (`mpsched compare --json | head`): not an error worth a line.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ExtensionMissingError", "ScenarioError"]
+__all__ = ["ExtensionMissingError", "Interrupted", "ScenarioError"]
 
 
 class ScenarioError(ValueError):
@@ -32,3 +32,13 @@ class ScenarioError(ValueError):
 
 class ExtensionMissingError(ImportError):
     """The Rust extension `mpsched._core` is not built or not importable."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a long command: `hint` says what was kept and how to go on, `partial`
+    holds what finished (e.g. a comparison of the runs done so far)."""
+
+    def __init__(self, hint: str, partial: object = None) -> None:
+        super().__init__(hint)
+        self.hint = hint
+        self.partial = partial

@@ -5,17 +5,19 @@ as PNG and SVG. From results:
 
 - `download_cdf`: CDF of download time per scheduler;
 - `download_box`: box plot of download time per scheduler (grouped by an axis if asked);
-- `completion_gap`: box plot of the completion gap per scheduler (seed 000 Figs. 2, 12);
+- `completion_gap`: box plot of the completion gap per scheduler (Guo et al., MobiCom 2017,
+  Figs. 2, 12);
 - `reduction_heatmap`: reduction of a metric's median against a baseline scheduler over two
-  axes, one panel per value of an optional third (seed 000 Fig. 13);
-- `metric_bars`: a metric's median per scheduler and axis value (seed 000 Figs. 10, 11, 18);
+  axes, one panel per value of an optional third (Guo et al., MobiCom 2017 Fig. 13);
+- `metric_bars`: a metric's median per scheduler and axis value (Guo et al., MobiCom 2017,
+  Figs. 10, 11, 18);
 - `reduction_bars`: median reduction of each scheduler against a baseline per axis value.
 
 From a trace (`mpsched.traces`):
 
 - `sequence_diagram`: DSN vs time of one transfer, sender view (transmissions) and receiver view
   (arrivals, and the in-order delivery line) side by side, one colour per subflow,
-  reinjections and retransmissions marked (seed 000 Figs. 4, 7, 8; the DEMS demo's
+  reinjections and retransmissions marked (Guo et al., MobiCom 2017 Figs. 4, 7, 8; the DEMS demo's
   "visualization of multipath scheduling");
 - `cwnd_owd`: congestion window (engine samples; without them, bytes in flight from the
   events) and one-way delay per packet over time, per path;
@@ -258,8 +260,8 @@ def reduction_heatmap(
     title: str | None = None,
 ) -> Figure:
     """Heat map of the median `metric` reduction (%) of `scheduler` against `baseline` over
-    axes `x` and `y`; one panel per value of `facet` (seed 000 Fig. 13: WiFi x LTE bandwidth,
-    one panel per file size)."""
+    axes `x` and `y`; one panel per value of `facet` (Guo et al., MobiCom 2017, Fig. 13: WiFi x
+    LTE bandwidth, one panel per file size)."""
     facets = sorted(df[facet].dropna().unique()) if facet else [None]
     fig, axes = plt.subplots(1, len(facets), figsize=(4.6 * len(facets) + 0.8, 4.2), squeeze=False)
     fig.set_layout_engine("constrained")
@@ -341,7 +343,8 @@ def reduction_bars(
     title: str | None = None,
 ) -> Figure:
     """Bars of the median `metric` reduction (%) of every other scheduler against `baseline`,
-    per value of `group`, one panel per value of `facet` (seed 000 Fig. 10's comparison)."""
+    per value of `group`, one panel per value of `facet` (Guo et al., MobiCom 2017, Fig. 10's
+    comparison)."""
     order = [n for n in _schedulers(df) if n != baseline]
     facets = sorted(df[facet].dropna().unique()) if facet else [None]
     fig, axes = plt.subplots(1, len(facets), figsize=(5 * len(facets) + 0.5, 3.8), squeeze=False)
@@ -516,7 +519,7 @@ def cwnd_owd(trace: Trace, title: str | None = None) -> Figure:
 
 def ooo_delay_cdf(traces: Trace | Iterable[Trace], title: str | None = None) -> Figure:
     """CDF of the out-of-order delay (arrival to in-order delivery, per DSN), one curve per
-    trace (seed 002 §5.1.1)."""
+    trace (Shi et al., USENIX ATC 2018 §5.1.1)."""
     if isinstance(traces, Trace):
         traces = [traces]
     fig, ax = plt.subplots(figsize=(6, 4), layout="constrained")

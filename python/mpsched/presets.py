@@ -2,7 +2,7 @@
 
 Each preset is one or more sweeps (stored in one results database, so an interrupted
 reproduction resumes), a set of figures drawn from the results, and the numbers the paper
-reports next to ours. The figures of seed 000 (DEMS, MobiCom'17) are not in its text, only
+reports next to ours. The figures of Guo et al., MobiCom 2017 (DEMS) are not in its text, only
 their captions and the numbers quoted in §3.2 and §7, so where the text leaves a parameter open
 (which three RTT combinations Fig. 10 uses, what the bandwidth traces of Fig. 14 looked like)
 the preset says what it assumes in `assumptions`.
@@ -42,7 +42,7 @@ def _plots():
     return plots
 
 
-PAPER = "seed 000 (Guo et al., DEMS, MobiCom'17)"
+PAPER = "Guo et al., MobiCom 2017 (DEMS)"
 DEMS = ["dems-b", "dems-s", "dems-f"]
 SIZE_KEY = "workload.size"
 LTE_RTT = "path.lte.rtt"
@@ -74,10 +74,11 @@ class Preset:
     figures: Callable[[Any, Context], list[tuple[str, Any]]]  # (file stem, Figure)
     claims: Callable[[Any], list[Claim]]
     assumptions: Sequence[str] = field(default_factory=tuple)
+    paper: str = PAPER
 
     @property
     def rebuilds(self) -> str:
-        return f"{PAPER} {self.figure}: {self.caption}"
+        return f"{self.paper} {self.figure}: {self.caption}"
 
 
 # ---- helpers -----------------------------------------------------------------------------------
@@ -415,7 +416,8 @@ def _fig11_claims(df: Any) -> list[Claim]:
 
 
 def _fig12_sweeps(ctx: Context) -> list[dict]:
-    # Seed 000 §7.2 repeats each download ten times over its proxy's long-lived subflows: ten
+    # Guo et al., MobiCom 2017, §7.2 repeats each download ten times over its proxy's long-lived
+    # subflows: ten
     # chunks 0.5 s apart on one connection, with the windows the previous chunk built (restart
     # after idle off, as on such a proxy). The run's completion_gap_s is the median over its
     # chunks. On fresh subflows a 270 ms LTE path stays window-limited in slow start and the gap
@@ -755,6 +757,16 @@ PRESETS: dict[str, Preset] = {
         ),
     )
 }
+
+
+def _register_delay_presets() -> None:
+    # STMS and R-TSC presets live in their own module (python/mpsched/presets_delay.py).
+    from .presets_delay import presets
+
+    PRESETS.update(presets())
+
+
+_register_delay_presets()
 
 
 def get(name: str) -> Preset:

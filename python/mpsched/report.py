@@ -24,6 +24,7 @@ from typing import Any
 
 from . import _engine, plots, traces
 from .errors import ScenarioError
+from .stats import quantile
 
 __all__ = ["build_report"]
 
@@ -90,31 +91,60 @@ _SUMMARY = (
 )
 
 
+def _median(values: Any) -> float | None:
+    values = [float(v) for v in values if v == v]
+    return quantile(values, 0.5) if values else None
+
+
+def _ratio(ours: float | None, base: float | None) -> str:
+    if ours is None or base is None or not math.isfinite(base) or base <= 0:
+        return "-"
+    return "failed" if math.isinf(ours) else _num(ours / base, "ratio")
+
+
 def _summary_rows(df: Any, baseline: str | None) -> list[list[str]]:
     base = None
     if baseline and "download_time_s" in df:
-        b = df[df["scheduler"] == baseline]["download_time_s"].dropna()
-        base = float(b.median()) if len(b) else None
+        base = _median(df[df["scheduler"] == baseline]["download_time_s"])
     rows = []
     for name in dict.fromkeys(df["scheduler"]):
         part = df[df["scheduler"] == name]
-        row = [_esc(name), str(len(part))]
+        failed = int(part["failed"].sum()) if "failed" in part else 0
+        row = [_esc(name), str(len(part) - failed), str(failed)]
         for _, metric, q, kind in _SUMMARY:
-            values = part[metric].dropna() if metric in part else []
-            row.append(_num(float(values.quantile(q)), kind) if len(values) else "-")
+            # Failed runs are in the frame as +inf (times) or 0 (goodput): never dropped.
+            values = [float(v) for v in part[metric] if v == v] if metric in part else []
+            row.append(_num_or_failed(quantile(values, q), kind) if values else "-")
         if base:
-            d = part["download_time_s"].dropna()
-            row.append(_num(float(d.median()) / base, "ratio") if len(d) else "-")
+            row.append(_ratio(_median(part["download_time_s"]), base))
         rows.append(row)
     return rows
 
 
+def _num_or_failed(value: float, kind: str) -> str:
+    return "failed" if value == math.inf else _num(value, kind)
+
+
 def _summary(df: Any, baseline: str | None) -> str:
-    header = ["scheduler", "runs", *(h for h, *_ in _SUMMARY)]
+    header = ["scheduler", "completed", "failed", *(h for h, *_ in _SUMMARY)]
     has_base = baseline and baseline in set(df["scheduler"])
     if has_base:
         header.append(f"vs {baseline}")
-    return _table(header, _summary_rows(df, baseline if has_base else None))
+    note = (
+        "<p class='note'>Every run counts: a failed run (workload not delivered: time limit, "
+        'stall) is +inf in the time percentiles and 0 in goodput; "failed" in a cell means '
+        "that percentile is a failed run.</p>"
+    )
+    reasons = _failure_reasons(df)
+    return _table(header, _summary_rows(df, baseline if has_base else None)) + note + reasons
+
+
+def _failure_reasons(df: Any) -> str:
+    if "failure" not in df or not df["failed"].any():
+        return ""
+    counts = df[df["failed"]].groupby(["scheduler", "failure"], sort=False).size()
+    rows = [[_esc(s), _esc(why), str(n)] for (s, why), n in counts.items()]
+    return "<h4>Failed runs</h4>" + _table(["scheduler", "reason", "runs"], rows)
 
 
 def _by_axes(df: Any, axes: Sequence[str], baseline: str | None) -> str:
@@ -130,8 +160,8 @@ def _by_axes(df: Any, axes: Sequence[str], baseline: str | None) -> str:
         key = key if isinstance(key, tuple) else (key,)
         row = [_esc(plots.format_axis_value(a, v)) for a, v in zip(axes, key)]
         for n in names:
-            d = part[part["scheduler"] == n]["download_time_s"].dropna()
-            row.append(_num(float(d.median()), "time") if len(d) else "-")
+            m = _median(part[part["scheduler"] == n]["download_time_s"])
+            row.append(_num_or_failed(m, "time") if m is not None else "-")
         rows.append(row)
     return (
         "<details><summary>median download time per axis combination</summary>"
@@ -318,15 +348,34 @@ def build_report(
     source = os.fspath(results)
     if not os.path.exists(source):
         raise ScenarioError(f"{source}: no such file")
+    target = Path(out)
+    _check_output(target)
+    if os.path.exists(target) and os.path.samefile(source, target):
+        raise ScenarioError(f"-o {target}: is the input file")
     if source.endswith(".parquet"):
         page = _trace_page(source)
     else:
         page = _db_page(source, sweep, baseline, trace_runs)
-    target = Path(out)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(page, encoding="utf-8")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"-o {target}: cannot write: {exc.strerror or exc}") from None
     plots.close_all()
     return target
+
+
+def _check_output(target: Path) -> None:
+    """Refuse an output that cannot be written before the work, not after it."""
+    if target.is_dir():
+        raise ScenarioError(f"-o {target}: is a directory")
+    parent = target.parent.absolute()
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise ScenarioError(f"-o {target}: cannot write in {parent}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise ScenarioError(f"-o {target}: not writable")
 
 
 def _subtitle(source: str) -> str:
@@ -354,7 +403,7 @@ def _trace_page(source: str) -> str:
 def _db_page(source: str, sweep: str | None, baseline: str, trace_runs: bool) -> str:
     from .store import open_store
 
-    store = open_store(source, must_exist=True)
+    store = open_store(source, must_exist=True, readonly=True)
     try:
         sweeps = store.sweeps()
         if sweep is not None and sweep not in {s["name"] for s in sweeps}:

@@ -46,9 +46,9 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 
-# The DEMS §3.2 WiFi/LTE profile (seed 000), its uplink rates included (footnote 2): they carry
-# the handshakes, the request and the ACKs. examples/wifi-lte.toml is the same scenario; tests
-# check that the two resolve identically.
+# The DEMS WiFi/LTE profile (Guo et al., MobiCom 2017, §3.2), its uplink rates included
+# (footnote 2): they carry the handshakes, the request and the ACKs. examples/wifi-lte.toml is
+# the same scenario; tests check that the two resolve identically.
 DEFAULT_SCENARIO_TOML = """\
 [[path]]
 name = "wifi"
@@ -97,8 +97,10 @@ _WORKLOAD_KEYS = {
     "chunk": ("kind", "size"),
     "chunks": ("kind", "size", "count", "think", "hint"),
     "bulk": ("kind", "duration"),
+    # Park et al. (R-TSC), §II: a live source at application rate f; cv > 0 makes it VBR.
+    "stream": ("kind", "rate", "duration", "packet", "cv", "frame_interval", "playout_delay"),
 }
-_FUTURE_WORKLOADS = ("stream", "web")  # DESIGN.md roadmap
+_FUTURE_WORKLOADS = ("web",)  # DESIGN.md roadmap
 _TRANSPORT_KEYS = (
     "cc",
     "mss",
@@ -108,7 +110,12 @@ _TRANSPORT_KEYS = (
     "delayed_ack",
     "min_rto",
     "slow_start_after_idle",
+    "hystart",
+    "pacing",
+    "receiver",
 )
+# Receiver policies (crates/core/src/recv): plain ACKing, or R-TSC (Park et al., §V).
+_RECEIVERS = ("default", "rtsc")
 _SIM_KEYS = ("clock_offset", "max_time")
 _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for k in ks))
 _SECTION_KEYS = {"workload": _ALL_WORKLOAD_KEYS, "transport": _TRANSPORT_KEYS, "sim": _SIM_KEYS}
@@ -121,13 +128,18 @@ _CC_ROADMAP = ("olia",)
 # scenario so a result is self-describing.
 _TRANSPORT_DEFAULTS = {
     "cc": "cubic",
-    "mss": 1448,
+    # 0: by scheduler, as Linux: 1448 B for single-path TCP, 1420 B for MPTCP (DSS option).
+    "mss": 0,
     "init_cwnd": 10,
-    "send_buffer_bytes": 8 << 20,
-    "recv_buffer_bytes": 16 << 20,
+    # Per-subflow cap (Linux tcp_wmem[2]); buffers autotune up to it.
+    "send_buffer_bytes": 4 << 20,
+    # Linux tcp_rmem[2] (fixed; the engine's autotuning is not on by default yet).
+    "recv_buffer_bytes": 6 << 20,
     "delayed_ack": True,
     "min_rto_s": 0.2,
     "slow_start_after_idle": True,
+    "hystart": "linux",
+    "pacing": False,
 }
 _SIM_DEFAULTS = {"clock_offset_s": 0.0, "max_time_s": 3600.0}
 _DEFAULT_WORKLOAD = {"kind": "chunk", "size": "1MiB"}
@@ -583,7 +595,38 @@ def _resolve_workload(ctx: _Context, raw: Any) -> dict[str, Any]:
             "hint": _field(ctx, "workload", table, "hint", _boolean, default=True),
         }
     duration = _positive(units.parse_time, "duration")
+    if kind == "stream":
+        return _resolve_stream(ctx, table, duration)
     return {"kind": "bulk", "duration_s": _field(ctx, "workload", table, "duration", duration)}
+
+
+def _coefficient_of_variation(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value < 100:
+        raise ScenarioError(f"cv must be a number in [0, 100), got {value!r}")
+    return float(value)
+
+
+def _resolve_stream(ctx: _Context, table: dict[str, Any], duration: Any) -> dict[str, Any]:
+    """The `stream` workload: CBR (cv = 0) or VBR frames every `frame_interval`."""
+    w = "workload"
+    return {
+        "kind": "stream",
+        "rate_bps": _field(ctx, w, table, "rate", _positive(units.parse_rate, "rate")),
+        "duration_s": _field(ctx, w, table, "duration", duration),
+        "packet_bytes": _field(
+            ctx, w, table, "packet", _positive(units.parse_size, "packet"), default=1448
+        ),
+        "cv": _field(ctx, w, table, "cv", _coefficient_of_variation, default=0.0),
+        "frame_interval_s": _field(
+            ctx,
+            w,
+            table,
+            "frame_interval",
+            _positive(units.parse_time, "frame_interval"),
+            default=1.0 / 30.0,
+        ),
+        "playout_delay_s": _field(ctx, w, table, "playout_delay", units.parse_time, default=1.0),
+    }
 
 
 def _congestion_control(value: Any) -> str:
@@ -599,8 +642,20 @@ def _congestion_control(value: Any) -> str:
     return cc
 
 
+_HYSTART = ("linux", "hystart++", "off")
+
+
+def _hystart(value: Any) -> str:
+    mode = _string(value)
+    if mode not in _HYSTART:
+        raise ScenarioError(f"unknown hystart {json.dumps(mode)} (expected {', '.join(_HYSTART)})")
+    return mode
+
+
 def _mss(value: Any) -> int:
-    mss = units.parse_size(value)
+    # A bare whole number is bytes (mss = 1448), as Linux's TCP_MAXSEG takes it.
+    plain = isinstance(value, int) and not isinstance(value, bool)
+    mss = value if plain else units.parse_size(value)
     # Below 64 B headers dominate and the model stops meaning anything; above 64 KiB no IP
     # packet can carry it.
     if not 64 <= mss <= 65535:
@@ -614,7 +669,7 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     d = _TRANSPORT_DEFAULTS
     t = "transport"
     positive_size = _positive(units.parse_size, "size")
-    return {
+    transport = {
         "cc": _field(ctx, t, table, "cc", _congestion_control, d["cc"]),
         "mss": _field(ctx, t, table, "mss", _mss, d["mss"]),
         "init_cwnd": _field(
@@ -632,7 +687,33 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
         "slow_start_after_idle": _field(
             ctx, t, table, "slow_start_after_idle", _boolean, d["slow_start_after_idle"]
         ),
+        # CUBIC's slow-start exit: Linux's classic HyStart, RFC 9406 HyStart++, or none.
+        "hystart": _field(ctx, t, table, "hystart", _hystart, d["hystart"]),
+        # Linux internal TCP pacing (tcp_update_pacing_rate), off by default.
+        "pacing": _field(ctx, t, table, "pacing", _boolean, d["pacing"]),
     }
+    # A buffer smaller than one segment can never carry one: the run could only stall.
+    for key in ("send_buffer", "recv_buffer"):
+        size = transport[f"{key}_bytes"]
+        if size < transport["mss"]:
+            raise ctx.error(
+                f"{t}.{key}",
+                f"{units.format_size(size)} is "
+                f"smaller than one segment (mss {transport['mss']}B): nothing could be sent",
+            )
+    receiver = _field(ctx, t, table, "receiver", _receiver, "default")
+    if receiver != "default":
+        transport["receiver"] = receiver
+    return transport
+
+
+def _receiver(value: Any) -> str:
+    name = _string(value)
+    if name not in _RECEIVERS:
+        raise ScenarioError(
+            f"unknown receiver policy {json.dumps(name)} (known: {', '.join(_RECEIVERS)})"
+        )
+    return name
 
 
 def _resolve_sim(ctx: _Context, raw: Any) -> dict[str, Any]:

@@ -23,13 +23,16 @@ The file is in WAL mode with `synchronous=NORMAL`: a commit survives the process
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Iterable, Mapping
 from typing import Any, Union
 
 from .errors import ScenarioError
+from .stats import FAIL_AS_INFINITE, FAIL_AS_ZERO, failure
 
 __all__ = ["SCHEMA_VERSION", "Store", "flatten", "load"]
 
@@ -50,16 +53,41 @@ def _quote(identifier: str) -> str:
 class Store:
     """An open results store. `path` ":memory:" keeps everything in memory (API use)."""
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] = ":memory:", *, readonly: bool = False
+    ) -> None:
         self.path = os.fspath(path)
+        self.readonly = readonly
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self._create()
+            if readonly:
+                # Readers never write: a URI with mode=ro, so that a file given by mistake (any
+                # SQLite file) is left byte for byte as it was.
+                uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+                self.db = sqlite3.connect(uri, uri=True, isolation_level=None)
+                self._check()
+            else:
+                self.db = sqlite3.connect(self.path, isolation_level=None)
+                self.db.execute("PRAGMA journal_mode=WAL")
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                self._create()
         except sqlite3.DatabaseError as exc:
             raise ScenarioError(f"{self.path}: not a results database ({exc})") from None
         self._columns = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+
+    def _check(self) -> None:
+        """A store opened read-only must already be an mpsched results store."""
+        tables = {row[0] for row in self.db.execute("SELECT name FROM sqlite_master")}
+        if not {"meta", "runs", "sweeps", "sweep_runs"} <= tables:
+            raise ScenarioError(
+                f"{self.path}: not an mpsched results database (made by `mpsched sweep` or "
+                "`mpsched reproduce`)"
+            )
+        row = self.db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        if row is None or row[0] != SCHEMA_VERSION:
+            found = row[0] if row else "none"
+            raise ScenarioError(
+                f"{self.path}: results database schema {found}, expected {SCHEMA_VERSION}"
+            )
 
     def _create(self) -> None:
         db = self.db
@@ -206,6 +234,15 @@ class Store:
         out = []
         for row in cursor:
             key, scheduler, seed, version, sweep_name, axes, result = row[:7]
+            try:
+                axes, result = json.loads(axes), json.loads(result)
+                if not isinstance(result, dict):
+                    raise ValueError("not a JSON object")
+            except (TypeError, ValueError) as exc:
+                raise ScenarioError(
+                    f"{self.path}: run {key}: corrupt stored result ({exc}); delete that row "
+                    "or re-run the sweep into a new database"
+                ) from None
             out.append(
                 {
                     "key": key,
@@ -213,9 +250,9 @@ class Store:
                     "seed": seed,
                     "engine_version": version,
                     "sweep": sweep_name,
-                    "axes": json.loads(axes),
+                    "axes": axes,
                     "axis_values": dict(zip(axis_cols, row[7:])),
-                    "result": json.loads(result),
+                    "result": result,
                 }
             )
         return out
@@ -224,12 +261,14 @@ class Store:
         """The runs as a pandas DataFrame (see `load`)."""
         import pandas as pd
 
-        rows = self.rows(sweep)
         axis_cols = self.axis_columns()
         if sweep is not None:
             plans = {s["name"]: s["plan"] for s in self.sweeps()}
-            if sweep in plans:
-                axis_cols = list(plans[sweep].get("axes", {}))
+            if sweep not in plans:
+                known = ", ".join(plans) or "none"
+                raise ScenarioError(f'{self.path}: no sweep named "{sweep}" (sweeps: {known})')
+            axis_cols = list(plans[sweep].get("axes", {}))
+        rows = self.rows(sweep)
         records = []
         for row in rows:
             record: dict[str, Any] = {
@@ -240,10 +279,22 @@ class Store:
             for col in axis_cols:
                 record[col] = row["axis_values"].get(col)
             record.update(flatten(row["result"]))
+            why = failure(row["result"])
+            record["failed"] = why is not None
+            record["failure"] = why
+            if why is not None:
+                # Failed runs count, never vanish: +inf where a time was never reached, 0 goodput
+                # (mpsched.stats), so df.groupby("scheduler").median() is honest as it stands.
+                for metric in FAIL_AS_INFINITE:
+                    if metric in record:
+                        record[metric] = math.inf
+                for metric in FAIL_AS_ZERO:
+                    if metric in record:
+                        record[metric] = 0.0
             record["engine_version"] = row["engine_version"]
             record["key"] = row["key"]
             records.append(record)
-        first = ["sweep", "scheduler", "seed", *axis_cols]
+        first = ["sweep", "scheduler", "seed", *axis_cols, "failed", "failure"]
         last = ["engine_version", "key"]
         frame = pd.DataFrame.from_records(records)
         if frame.empty:
@@ -276,13 +327,15 @@ def flatten(result: Mapping[str, Any]) -> dict[str, Any]:
     return flat
 
 
-def open_store(db: PathOrStore, *, must_exist: bool = False) -> Store:
+def open_store(db: PathOrStore, *, must_exist: bool = False, readonly: bool = False) -> Store:
     if isinstance(db, Store):
         return db
     path = os.fspath(db)
-    if must_exist and path != ":memory:" and not os.path.exists(path):
+    if (must_exist or readonly) and path != ":memory:" and not os.path.exists(path):
         raise ScenarioError(f"{path}: no such results database")
-    return Store(path)
+    if os.path.isdir(path):
+        raise ScenarioError(f"{path}: is a directory, not a results database")
+    return Store(path, readonly=readonly and path != ":memory:")
 
 
 def load(db: PathOrStore, sweep: str | None = None):
@@ -290,8 +343,13 @@ def load(db: PathOrStore, sweep: str | None = None):
     `seed`, one column per sweep axis (named by its key, SI values), every metric (per-path
     metrics flattened as `metric.pathname`), `engine_version` and the run's `key`.
 
-    `sweep` selects the runs of one sweep (by name); default: every run stored."""
-    store = open_store(db, must_exist=True)
+    Every run is there, failed ones too: `failed` (bool) and `failure` (the reason) say which;
+    a failed run's time metrics (`download_time_s`, `completion_gap_s`, ...) are +inf and its
+    `goodput_bps` is 0, so that medians over the frame count failures instead of dropping them.
+
+    `sweep` selects the runs of one sweep (by name; an unknown name is an error); default: every
+    run stored. The file is opened read-only and must be an mpsched results database."""
+    store = open_store(db, must_exist=True, readonly=True)
     try:
         return store.frame(sweep)
     finally:

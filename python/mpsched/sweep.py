@@ -14,6 +14,9 @@ Axis keys are `--set` keys; values are applied as `--set` values (a trace file i
 relative to the sweep file). Everything is validated before the first run: a bad key, value,
 scheduler or trace gives one line naming the sweep file and the key (exit status 2 from the CLI).
 
+Call it: `mpsched.sweep(spec, db=None, *, jobs=None, cluster=None, progress=False, name=None)`
+runs a sweep and returns its runs as a DataFrame (the module is callable; see `sweep`).
+
 Execution: locally, a pool of N Python threads each calling `_core.run`, which releases the GIL,
 so N runs go on N cores in Rust; or, with `cluster=`, as Dask futures on a distributed cluster
 (docs/cluster.md). Either way the main thread stores each result the moment it arrives (one
@@ -24,6 +27,7 @@ runs already stored.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import json
 import os
@@ -37,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Union
 
 from . import _engine, units
-from .errors import ScenarioError
+from .errors import Interrupted, ScenarioError
 from .scenario import read_toml, resolve, to_json
 from .store import Store, open_store
 
@@ -226,8 +230,10 @@ def plan_sweep(
     core = _engine.core()
     known = [n for n, _ in _engine.schedulers()]
     for sched in schedulers:
-        # Parameterized forms (single:NAME) are checked by the engine's validate below.
-        if sched not in known and sched.split(":", 1)[0] not in known:
+        # Parameterized forms (single:NAME, NAME+RECEIVER) are checked by the engine's
+        # validate below.
+        plain = sched.split("+", 1)[0]
+        if plain not in known and plain.split(":", 1)[0] not in known:
             raise _error(
                 source,
                 "schedulers",
@@ -448,35 +454,72 @@ def remote_run(scenario_json: str, scheduler: str, seed: int) -> str:
     return _core.run(scenario_json, scheduler, seed)
 
 
+def bounded_map(
+    function: Callable[[Any], Any], items: Iterator[Any] | Sequence[Any], threads: int = 0
+) -> Iterator[tuple[Any, Any]]:
+    """(item, function(item)) as they finish, on `threads` Python threads (0: one per core)
+    with a bounded window in flight, so that memory does not grow with the number of items.
+    `function` should release the GIL (the engine's `run` does). On Ctrl-C or an error the
+    engine is told to stop (`_engine.stop_engine`), so running simulations end within a
+    second; an exception raised by `function` is re-raised here."""
+    threads = threads if threads and threads > 0 else (os.cpu_count() or 1)
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpsched-run")
+    pending: dict[Future, Any] = {}
+    queue = iter(items)
+    finished = False
+    try:
+        for item in itertools.islice(queue, threads * 4):
+            pending[pool.submit(function, item)] = item
+        while pending:
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                item = pending.pop(fut)
+                yield item, fut.result()
+                nxt = next(queue, _END)
+                if nxt is not _END:
+                    pending[pool.submit(function, nxt)] = nxt
+        finished = True
+    finally:
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            _engine.stop_engine(pool)
+
+
+_END = object()
+
+
 def _local_results(
     jobs: Sequence[Job], threads: int
 ) -> Iterator[tuple[Job, str | None, str | None]]:
     """(job, result JSON, error) as runs finish, on a pool of `threads` Python threads."""
     core = _engine.core()
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpsched-sweep")
-    pending: dict[Future, Job] = {}
-    queue = iter(jobs)
-    try:
-        # Keep a bounded window in flight: cancelling on Ctrl-C is then instant, and memory
-        # does not grow with the sweep.
-        window = threads * 4
-        for job in itertools.islice(queue, window):
-            pending[pool.submit(core.run, job.scenario_json, job.scheduler, job.seed)] = job
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                job = pending.pop(fut)
-                exc = fut.exception()
-                if exc is not None and not isinstance(exc, ValueError):
-                    raise exc
-                yield job, (None if exc else fut.result()), (str(exc) if exc else None)
-                nxt = next(queue, None)
-                if nxt is not None:
-                    pending[pool.submit(core.run, nxt.scenario_json, nxt.scheduler, nxt.seed)] = nxt
-    finally:
-        for fut in pending:
-            fut.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+
+    def one(job: Job) -> tuple[str | None, str | None]:
+        try:
+            return core.run(job.scenario_json, job.scheduler, job.seed), None
+        except ValueError as exc:
+            return None, str(exc)
+
+    for job, (text, error) in bounded_map(one, jobs, threads):
+        yield job, text, error
+
+
+_DASK_SCHEMES = ("tcp", "tls", "inproc", "ucx", "ws", "wss")
+# How long a sweep waits for a Dask scheduler to have at least one worker.
+WORKER_WAIT_S = 30.0
+
+
+def check_cluster_address(cluster: Any) -> str:
+    """A Dask scheduler address as a string, refusing what Dask cannot reach (http://...)."""
+    address = str(cluster)
+    scheme = address.split("://", 1)[0] if "://" in address else None
+    if scheme is not None and scheme not in _DASK_SCHEMES:
+        raise ScenarioError(
+            f"--cluster {address}: not a Dask scheduler address (expected e.g. "
+            "tcp://HOST:8786; schemes: " + ", ".join(_DASK_SCHEMES) + ")"
+        )
+    return address
 
 
 def _cluster_results(
@@ -491,12 +534,23 @@ def _cluster_results(
         raise ScenarioError(f"--cluster needs dask[distributed] ({exc})") from None
     own = not isinstance(cluster, Client)
     if own:
+        address = check_cluster_address(cluster)
         try:
-            client = Client(str(cluster), timeout="20s")
-        except (OSError, TimeoutError) as exc:
-            raise ScenarioError(f"--cluster {cluster}: cannot connect ({exc})") from None
+            client = Client(address, timeout="20s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ScenarioError(f"--cluster {address}: cannot connect ({exc})") from None
     else:
         client = cluster
+    try:
+        # A scheduler without workers would take the jobs and never run them.
+        client.wait_for_workers(1, timeout=WORKER_WAIT_S)
+    except (TimeoutError, OSError) as exc:
+        if own:
+            client.close()
+        raise ScenarioError(
+            f"--cluster {cluster}: the scheduler has no workers after {WORKER_WAIT_S:g} s "
+            f"(start some with `dask worker ADDRESS`; docs/cluster.md) ({type(exc).__name__})"
+        ) from None
     futures = {}
     try:
         for job in jobs:
@@ -538,6 +592,8 @@ def run_sweep(
 ) -> SweepStats:
     """Run the plan's jobs that `store` lacks, committing each result as it arrives."""
     started = time.perf_counter()
+    if isinstance(cluster, (str, os.PathLike)):
+        check_cluster_address(cluster)
     version = _engine.core().version()
     store.add_sweep(plan.name, plan.source, plan.describe())
     store.ensure_axis_columns(plan.axes)
@@ -555,6 +611,7 @@ def run_sweep(
 
     bar = _Progress(plan.name, len(plan.jobs), len(plan.jobs) - len(todo), enabled=progress)
     ran = 0
+    interrupted = False
     try:
         with bar:
             for job, text, error in results:
@@ -582,10 +639,18 @@ def run_sweep(
                 bar.advance()
                 if on_result is not None:
                     on_result(job, result)
+    except KeyboardInterrupt:
+        interrupted = True
     finally:
         close = getattr(results, "close", None)
         if close is not None:
             close()
+    if interrupted:
+        stored = len(plan.jobs) - len(todo) + ran
+        raise Interrupted(
+            f"{plan.name}: {stored} of {len(plan.jobs)} runs stored in {store.path} ({ran} new); "
+            "run the same command again to resume"
+        )
     return SweepStats(
         name=plan.name,
         db=store.path,
@@ -599,9 +664,14 @@ def run_sweep(
 class _Progress:
     """A rich progress bar on stderr: done/total, runs per second, elapsed, ETA."""
 
-    def __init__(self, name: str, total: int, already: int, *, enabled: bool) -> None:
+    def __init__(
+        self, name: str, total: int, already: int, *, enabled: bool, delay: float = 0.0
+    ) -> None:
         self.enabled = enabled and total > already
         self.progress = None
+        # Shown only once the work has taken `delay` seconds: quick commands stay quiet.
+        self.delay = delay
+        self.started = False
         if not self.enabled:
             return
         from rich.console import Console
@@ -632,12 +702,13 @@ class _Progress:
         self.last = 0.0
 
     def __enter__(self) -> _Progress:
-        if self.progress is not None:
+        if self.progress is not None and self.delay <= 0:
             self.progress.start()
+            self.started = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
+        if self.progress is not None and self.started:
             self._refresh(force=True)
             self.progress.stop()
 
@@ -645,6 +716,11 @@ class _Progress:
         if self.progress is None:
             return
         self.count += 1
+        if not self.started:
+            if time.perf_counter() - self.start < self.delay:
+                return
+            self.progress.start()
+            self.started = True
         self._refresh()
 
     def _refresh(self, force: bool = False) -> None:
@@ -696,6 +772,10 @@ class _CallableModule(types.ModuleType):
 
     def __call__(self, *args: Any, **kwargs: Any):
         return sweep(*args, **kwargs)
+
+    # help(mpsched.sweep) and inspect.signature show the function, not (*args, **kwargs).
+    __call__.__signature__ = inspect.signature(sweep)  # type: ignore[attr-defined]
+    __call__.__doc__ = sweep.__doc__
 
 
 sys.modules[__name__].__class__ = _CallableModule

@@ -201,7 +201,11 @@ def read(path: str | os.PathLike[str]) -> Trace:
 
 def ooo_delays(events: Any) -> Any:
     """Per DSN range first received: arrival to in-order delivery to the app, seconds
-    (seed 002 §5.1.1). Returns a DataFrame: dsn, path, arrive_s, deliver_s, delay_s."""
+    (Shi et al., USENIX ATC 2018, §5.1.1). Returns a DataFrame: dsn, path, arrive_s,
+    deliver_s, delay_s. `events` is a Trace (from `mpsched.run_traced` or `traces.read`) or
+    its `.events` frame."""
+    if isinstance(events, Trace):
+        events = events.events
     import numpy as np
     import pandas as pd
 

@@ -191,6 +191,12 @@ def parse_queue(value: Any) -> dict[str, Any]:
     if isinstance(value, str) and value.strip() == "unlimited":
         return {"unit": "unlimited"}
     number, unit = _split(value, "queue", _QUEUE_EXAMPLES)
+    if number == 0:
+        # The engine always keeps the packet in service, so a zero queue would silently be a
+        # one-packet queue: refuse it rather than simulate something else than was asked.
+        raise ScenarioError(
+            f"queue {_show(value)} holds no packet; give at least 1pkt (or a time or size)"
+        )
     if unit in _TIME_UNITS:
         if number < 0:
             raise ScenarioError("queue must not be negative")

@@ -60,6 +60,8 @@ def make(*, invalid: str | None = None, job_error: str | None = None) -> types.M
 
     def run(scenario_json: str, scheduler: str, seed: int, trace_path=None) -> str:
         core.calls.append(("run", scheduler, seed))
+        if job_error:
+            raise ValueError(job_error)
         return json.dumps(result(json.loads(scenario_json), scheduler, seed))
 
     def run_many(jobs, threads: int = 0):

@@ -57,13 +57,15 @@ WIFI_LTE_RESOLVED = {
     "workload": {"kind": "chunk", "size_bytes": 1048576},
     "transport": {
         "cc": "cubic",
-        "mss": 1448,
+        "mss": 0,
         "init_cwnd": 10,
-        "send_buffer_bytes": 8388608,
-        "recv_buffer_bytes": 16777216,
+        "send_buffer_bytes": 4194304,
+        "recv_buffer_bytes": 6291456,
         "delayed_ack": True,
         "min_rto_s": 0.2,
         "slow_start_after_idle": True,
+        "hystart": "linux",
+        "pacing": False,
     },
     "sim": {"clock_offset_s": 0.0, "max_time_s": 3600.0},
 }
@@ -244,6 +246,19 @@ def test_workload_kinds(write):
     }
     bulk = scenario(write, MINIMAL + '[workload]\nkind = "bulk"\nduration = "10s"\n')
     assert bulk["workload"] == {"kind": "bulk", "duration_s": 10.0}
+    stream = scenario(
+        write,
+        MINIMAL + '[workload]\nkind = "stream"\nrate = "35.85Mbit"\nduration = "20s"\ncv = 0.3\n',
+    )
+    assert stream["workload"] == {
+        "kind": "stream",
+        "rate_bps": 35.85e6,
+        "duration_s": 20.0,
+        "packet_bytes": 1448,
+        "cv": 0.3,
+        "frame_interval_s": 1.0 / 30.0,
+        "playout_delay_s": 1.0,
+    }
 
 
 def test_transport_and_sim(write):
@@ -252,7 +267,7 @@ def test_transport_and_sim(write):
         MINIMAL
         + '[transport]\ncc = "reno"\nmss = "1400B"\ninit_cwnd = 4\nsend_buffer = "1MiB"\n'
         + 'recv_buffer = "2MiB"\ndelayed_ack = false\nmin_rto = "1s"\n'
-        + "slow_start_after_idle = false\n"
+        + 'slow_start_after_idle = false\nhystart = "hystart++"\npacing = true\n'
         + '[sim]\nclock_offset = "-3s"\nmax_time = "60s"\n',
     )
     assert s["transport"] == {
@@ -264,8 +279,15 @@ def test_transport_and_sim(write):
         "delayed_ack": False,
         "min_rto_s": 1.0,
         "slow_start_after_idle": False,
+        "hystart": "hystart++",
+        "pacing": True,
     }
     assert s["sim"] == {"clock_offset_s": -3.0, "max_time_s": 60.0}
+
+
+def test_transport_hystart_rejects_unknown_mode(write):
+    with pytest.raises(ScenarioError, match=r'transport.*hystart.*"slow".*linux, hystart\+\+, off'):
+        scenario(write, MINIMAL + '[transport]\nhystart = "slow"\n')
 
 
 # ---- traces ------------------------------------------------------------------------------------
@@ -455,13 +477,25 @@ def test_rate_errors(write, rate, message):
         (MINIMAL + "[extra]\n", ': unknown key "extra"'),
         (MINIMAL + '[transport]\ncc = "olia"\n', None),
         (MINIMAL + '[transport]\ncc = "vegas"\n', ": transport.cc: unknown congestion control"),
-        (MINIMAL + "[transport]\nmss = 1448\n", ": transport.mss: bad size 1448: a unit"),
+        (MINIMAL + "[transport]\nmss = 1448.5\n", ": transport.mss: bad size 1448.5"),
         (MINIMAL + '[transport]\nmss = "20B"\n', ": transport.mss: mss must be between"),
         (MINIMAL + "[transport]\ninit_cwnd = 0\n", ": transport.init_cwnd: must be positive"),
         (MINIMAL + '[transport]\ndelayed_ack = "yes"\n', ": transport.delayed_ack: expected"),
         (MINIMAL + '[sim]\nmax_time = "0s"\n', ": sim.max_time: max_time must be positive"),
         (MINIMAL + "[sim]\nseed = 1\n", ': sim: unknown key "seed"'),
-        (MINIMAL + '[workload]\nkind = "stream"\n', ': workload.kind: "stream" is not impl'),
+        (MINIMAL + '[workload]\nkind = "web"\n', ': workload.kind: "web" is not impl'),
+        (
+            MINIMAL + '[workload]\nkind = "stream"\nduration = "1s"\n',
+            ': workload: missing key "rate"',
+        ),
+        (
+            MINIMAL + '[workload]\nkind = "stream"\nrate = "1Mbit"\nduration = "1s"\ncv = -1\n',
+            ": workload.cv: cv must be a number",
+        ),
+        (
+            MINIMAL + '[workload]\nkind = "stream"\nrate = "1Mbit"\nduration = "1s"\nsize = "1B"\n',
+            ': workload: unknown key "size"',
+        ),
         (MINIMAL + '[workload]\nkind = "video"\n', ": workload.kind: unknown workload kind"),
         (MINIMAL + '[workload]\nsize = "0B"\n', ": workload.size: size must be positive"),
         (MINIMAL + '[workload]\nkind = "chunks"\nsize = "1MiB"\n', ": workload: missing key"),

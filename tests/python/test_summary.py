@@ -33,10 +33,10 @@ def test_scalar_and_per_path_metrics():
 
 def test_metric_missing_from_some_runs():
     summary = summarize({"x": [{"goodput_bps": 1.0}, {}]})["x"]
-    assert summary == {"goodput_bps": {"median": 1.0, "p90": 1.0}}
+    assert summary["goodput_bps"] == {"median": 1.0, "p90": 1.0}
 
 
 def test_per_path_metrics_as_lists_are_left_out():
     # The engine keys per-path metrics by path name; a list is not guessed at.
     summary = summarize({"x": [{"bytes_by_path": [1, 2]}]})["x"]
-    assert summary == {}
+    assert list(summary) == ["runs"]

@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 
 use crate::meta::recv::RecvBuffer;
 use crate::packet::{Ack, DataSegment, PathId};
+use crate::recv::{ArrivalInfo, DefaultAcking, ReceiverPolicy, Verdict};
 use crate::subflow::receiver::{SegmentVerdict, SubflowReceiver};
 use crate::time::Time;
 
@@ -37,6 +38,7 @@ pub struct ReceiverConnection {
     meta: RecvBuffer,
     events: VecDeque<Arrival>,
     ack_turn: usize,
+    policy: Box<dyn ReceiverPolicy>,
 }
 
 impl ReceiverConnection {
@@ -45,10 +47,21 @@ impl ReceiverConnection {
             subflows: (0..cfg.npaths)
                 .map(|p| SubflowReceiver::new(p as PathId, cfg.mss, cfg.delayed_ack))
                 .collect(),
+            // A fixed buffer: `RecvBuffer::autotuned` (Linux DRS) is not the default yet, its
+            // window jumps without Linux's rcv_ssthresh growth (`tcp_grow_window`).
             meta: RecvBuffer::new(cfg.recv_buffer),
             events: VecDeque::new(),
             ack_turn: 0,
+            policy: Box::new(DefaultAcking),
         }
+    }
+
+    /// Replace the receiver policy (default: plain TCP acknowledgement).
+    pub fn set_policy(&mut self, policy: Box<dyn ReceiverPolicy>) {
+        self.policy = policy;
+    }
+    pub fn policy(&self) -> &dyn ReceiverPolicy {
+        self.policy.as_ref()
     }
 
     pub fn meta(&self) -> &RecvBuffer {
@@ -59,9 +72,28 @@ impl ReceiverConnection {
     }
 
     pub fn handle_input(&mut self, now: Time, seg: &DataSegment) {
-        let Some(sf) = self.subflows.get_mut(seg.path as usize) else {
+        let Some(rcv_nxt) = self.subflows.get(seg.path as usize).map(|s| s.rcv_nxt()) else {
             return;
         };
+        let info = ArrivalInfo {
+            in_order: seg.seq == rcv_nxt,
+            delivered: self.meta.data_ack(),
+        };
+        if self.policy.on_segment(now, seg, info) == Verdict::Withhold && info.in_order {
+            // The connection takes the data; the subflow acts as if it never arrived, so its
+            // next segments are out of order and draw duplicate ACKs (R-TSC §V).
+            let d = self.meta.on_data(now, seg.dsn, seg.len);
+            self.events.push_back(Arrival {
+                path: seg.path,
+                dsn: seg.dsn,
+                len: seg.len,
+                delivered: d.bytes,
+                delivered_upto: d.upto,
+                duplicate: d.duplicate,
+            });
+            return;
+        }
+        let sf = &mut self.subflows[seg.path as usize];
         // A subflow-level duplicate still reaches the meta level only if new there; the meta
         // buffer discards it either way, but the subflow must re-ACK it.
         let verdict = sf.on_segment(now, seg);

@@ -2,13 +2,28 @@
 //!
 //! Driven only through `handle_input` / `handle_timeout` / `poll_transmit` / `poll_timeout`
 //! (and `write` for the application), with time passed in. It never reads a clock.
+//!
+//! Beside the subflows it keeps what Linux keeps per subflow at the MPTCP level:
+//!
+//! * availability: a subflow whose retransmission timer fired is "potentially failed" (v0.9x
+//!   `tp->pf`, set by `mptcp_reinject_data`, cleared by the next ACK on it in
+//!   `mptcp_data_ack`) and takes no data while it is so or in the RTO Loss state
+//!   (`mptcp_is_temp_unavailable`, net/mptcp/mptcp_sched.c); the data it held is queued for
+//!   reinjection on the others, which goes before any new data (`__mptcp_next_segment`);
+//! * a write queue for schedulers that commit data ahead of the congestion window (upstream
+//!   `mptcp_sendmsg_frag` copies a burst into the subflow, `tcp_push` sends what cwnd allows);
+//! * a send buffer autotuned as `tcp_sndbuf_expand` (net/ipv4/tcp_input.c), the MPTCP socket's
+//!   buffer being their sum (`__mptcp_sync_sndbuf`, net/mptcp/protocol.h): the application is
+//!   blocked while what it wrote and the peer has not data-acknowledged fills it.
+
+use std::collections::VecDeque;
 
 use crate::cc::{CcKind, CoupledView};
 use crate::estimate::Estimator;
-use crate::meta::send::SendBuffer;
+use crate::meta::send::{SegNo, SendBuffer};
 use crate::packet::{Ack, DataSegment, PathId, MAX_PATHS};
-use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
-use crate::subflow::sender::{Received, SubflowSender};
+use crate::sched::{Assignment, PathInfo, ReinjectChoice, SchedCtx, SchedEvent, Scheduler};
+use crate::subflow::sender::{Received, SubflowSender, SubflowState};
 use crate::time::{Duration, Time};
 
 #[derive(Clone, Debug)]
@@ -17,12 +32,37 @@ pub struct SenderConfig {
     pub cc: CcKind,
     pub mss: u32,
     pub init_cwnd: u32,
+    /// Largest send buffer of one subflow, bytes (Linux `tcp_wmem[2]`); the buffers start
+    /// smaller and grow with the congestion window ([`sndbuf_for`]).
     pub send_buffer: u64,
     /// The peer's receive buffer: the window assumed before its first ACK.
     pub initial_rwnd: u64,
     pub min_rto: Duration,
     /// RFC 5681 §4.1 restart after idle (Linux's default `tcp_slow_start_after_idle = 1`).
     pub slow_start_after_idle: bool,
+}
+
+/// Linux `tcp_wmem[0]`: the MPTCP socket's buffer is this plus its subflows' (`__mptcp_sync_sndbuf`).
+const TCP_WMEM_MIN: u64 = 4096;
+
+/// `sk_sndbuf` of a subflow whose congestion window is `cwnd_segs` segments, as Linux's
+/// `tcp_sndbuf_expand` (net/ipv4/tcp_input.c) sets it: two windows (CUBIC's 1.7 rounded up,
+/// for fast recovery) of at least `TCP_INIT_CWND` = 10 segments, each segment charged
+/// `per_mss` = roundup_pow_of_two(MSS clamp + MAX_TCP_HEADER + aligned skb_shared_info) +
+/// aligned sk_buff — on x86-64 with a 1,460-byte clamp (1,500-byte MTU) 4,096 + 256 = 4,352
+/// bytes, so a fresh subflow gets 87,040 bytes — capped by `tcp_wmem[2]` (`cap`).
+///
+/// Deviation: Linux charges the buffer the skbs' true size, we charge payload bytes. MPTCP
+/// subflow skbs are page-fragment skbs charged `copy` bytes each (`mptcp_sendmsg_frag`), so
+/// the difference is one skb head per up-to-64 KB skb.
+pub fn sndbuf_for(cwnd_segs: u64, mss: u32, cap: u64) -> u64 {
+    const MAX_TCP_HEADER: u64 = 320;
+    const SHINFO: u64 = 320;
+    const SKB: u64 = 256;
+    let clamp = u64::from(mss).max(1460);
+    let per_mss = (clamp + MAX_TCP_HEADER + SHINFO).next_power_of_two() + SKB;
+    let segs = cwnd_segs.max(10).max(3 + 1);
+    (2 * segs * per_mss).min(cap)
 }
 
 /// Per-path counters a driver reports as metrics.
@@ -49,6 +89,18 @@ pub struct SenderConnection {
     refused: u64,
     /// Round-robin start for subflow retransmissions, so no subflow starves another.
     retx_turn: usize,
+    /// Host buffer in use (Shi et al., USENIX ATC 2018, §2.3, §3.2): at every new transmission,
+    /// the bytes from the data-ACK to the end of the segment sent. Both buffers must hold it:
+    /// the send buffer keeps those bytes, the receiver's window must admit them.
+    window_used: crate::hist::LogHistogram,
+    /// Connection-held per-path state the scheduler reads (availability, queue, send buffer).
+    info: Vec<PathInfo>,
+    /// v0.9x `tp->pf`: the retransmission timer fired and no ACK has arrived since.
+    pf: Vec<bool>,
+    /// Segments committed to each subflow and not yet sent (schedulers that queue ahead).
+    wq: Vec<VecDeque<SegNo>>,
+    /// `tcp_wmem[2]`.
+    wmem_max: u64,
 }
 
 /// What `poll_transmit` produced beyond the segment itself, for traces.
@@ -64,7 +116,8 @@ pub enum TxKind {
 impl SenderConnection {
     pub fn new(cfg: &SenderConfig, sched: Box<dyn Scheduler>) -> Self {
         assert!(cfg.npaths >= 1 && cfg.npaths <= MAX_PATHS);
-        SenderConnection {
+        let sndbuf = sndbuf_for(u64::from(cfg.init_cwnd), cfg.mss, cfg.send_buffer);
+        let mut conn = SenderConnection {
             subflows: (0..cfg.npaths)
                 .map(|p| {
                     let mut sf = SubflowSender::new(
@@ -86,6 +139,34 @@ impl SenderConnection {
             penalties: Vec::new(),
             refused: 0,
             retx_turn: 0,
+            window_used: crate::hist::LogHistogram::new(),
+            info: vec![
+                PathInfo {
+                    available: true,
+                    queued: 0,
+                    sndbuf,
+                };
+                cfg.npaths
+            ],
+            pf: vec![false; cfg.npaths],
+            wq: vec![VecDeque::new(); cfg.npaths],
+            wmem_max: cfg.send_buffer,
+        };
+        conn.sync_sndbuf();
+        conn
+    }
+
+    /// CUBIC's slow-start exit on every subflow (`transport.hystart`); before any traffic.
+    pub fn set_hystart(&mut self, mode: crate::cc::HyStartMode) {
+        for sf in &mut self.subflows {
+            sf.set_hystart(mode);
+        }
+    }
+
+    /// Internal TCP pacing on every subflow (`transport.pacing`).
+    pub fn set_pacing(&mut self, on: bool) {
+        for sf in &mut self.subflows {
+            sf.set_pacing(on);
         }
     }
 
@@ -113,6 +194,10 @@ impl SenderConnection {
     pub fn scheduler_name(&self) -> &'static str {
         self.sched.name()
     }
+    /// The scheduler's sequence gap, segments (STMS; `None` for other schedulers).
+    pub fn scheduler_gap(&self) -> Option<f64> {
+        self.sched.gap_segments()
+    }
     /// The one path a single-path scheduler uses ([`Scheduler::only_path`]).
     pub fn scheduler_only_path(&self) -> Option<PathId> {
         self.sched.only_path()
@@ -120,12 +205,64 @@ impl SenderConnection {
     pub fn path_stats(&self) -> &[PathStats] {
         &self.stats
     }
+    /// Distribution of the host buffer in use at each new transmission, bytes.
+    pub fn window_used(&self) -> &crate::hist::LogHistogram {
+        &self.window_used
+    }
     pub fn refused_assignments(&self) -> u64 {
         self.refused
+    }
+    /// Connection-held state of every path (availability, write queue, send buffer).
+    pub fn path_info(&self) -> &[PathInfo] {
+        &self.info
     }
     /// Every byte written has been acknowledged at the data level.
     pub fn all_acked(&self) -> bool {
         self.meta.data_ack() == self.meta.written()
+    }
+
+    // ---- connection-level state ------------------------------------------------------------
+
+    /// The MPTCP socket's send buffer: `tcp_wmem[0]` plus the buffers of the subflows in use
+    /// (`__mptcp_sync_sndbuf`). A subflow counts once it has carried data; before any has,
+    /// the first one does (the initial subflow of a fresh connection).
+    fn sync_sndbuf(&mut self) {
+        let mut sum = 0;
+        let mut any = false;
+        for (sf, i) in self.subflows.iter().zip(&self.info) {
+            if sf.bytes_sent() > 0 {
+                sum += i.sndbuf;
+                any = true;
+            }
+        }
+        if !any {
+            sum = self.info[0].sndbuf;
+        }
+        self.meta.set_capacity(TCP_WMEM_MIN + sum);
+    }
+
+    /// `tcp_new_space` → `tcp_sndbuf_expand` after an ACK freed data: the buffer follows the
+    /// window unless the subflow is congestion-window limited (`tcp_should_expand_sndbuf`).
+    fn expand_sndbuf(&mut self, p: usize) {
+        let sf = &self.subflows[p];
+        if sf.in_flight() >= sf.cwnd() {
+            return;
+        }
+        let want = sndbuf_for(sf.cwnd() / u64::from(sf.mss()), sf.mss(), self.wmem_max);
+        let i = &mut self.info[p];
+        if want > i.sndbuf {
+            i.sndbuf = want;
+            self.sync_sndbuf();
+        }
+    }
+
+    fn refresh_availability(&mut self) {
+        if self.sched.single_path() {
+            return;
+        }
+        for (p, i) in self.info.iter_mut().enumerate() {
+            i.available = !self.pf[p] && self.subflows[p].state() != SubflowState::Loss;
+        }
     }
 
     // ---- connection timeline ---------------------------------------------------------------
@@ -159,8 +296,13 @@ impl SenderConnection {
         };
         self.received.clear();
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);
+        // v0.9x `mptcp_data_ack`: "Something got acked - subflow is operational again".
+        self.pf[p] = false;
         for r in &self.received {
             self.meta.on_received(r.meta_seg);
+        }
+        if out.newly_acked_bytes > 0 {
+            self.expand_sndbuf(p);
         }
         if let (Some(echo), Some((sent, bif))) = (ack.owd_echo, out.echoed) {
             self.est.on_owd_sample(p, sent, bif, echo.recv_time);
@@ -178,6 +320,7 @@ impl SenderConnection {
         }
         let old_data_ack = self.meta.data_ack();
         self.meta.on_data_ack(ack.data_ack, ack.rwnd);
+        self.refresh_availability();
 
         let path = ack.path;
         self.notify(
@@ -204,7 +347,8 @@ impl SenderConnection {
             &mut self.meta,
             &self.est,
             &mut self.penalties,
-        );
+        )
+        .with_paths(&self.info);
         self.sched.on_event(&mut ctx, &ev);
         self.apply_penalties(now);
     }
@@ -219,12 +363,18 @@ impl SenderConnection {
 
     /// The next segment to put on the wire, if any may be sent now.
     pub fn poll_transmit(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
+        for sf in &mut self.subflows {
+            sf.update_pacing(now);
+        }
         // Subflow-level retransmissions first (RFC 6675 NextSeg rule 1), round robin.
         let n = self.subflows.len();
         for k in 0..n {
             let p = (self.retx_turn + k) % n;
             let sf = &mut self.subflows[p];
-            if sf.has_retransmission() && (sf.has_cwnd_space() || sf.probe_pending()) {
+            if sf.has_retransmission()
+                && sf.pacing_allows()
+                && (sf.has_cwnd_space() || sf.probe_pending())
+            {
                 if let Some(seg) = sf.send_retransmission(now) {
                     // The segment's latest copy on this path leaves now: schedulers that judge
                     // a copy by its send time (DEMS, Eq. 11-12) see the retransmission.
@@ -239,55 +389,138 @@ impl SenderConnection {
         for sf in &mut self.subflows {
             sf.restart_if_idle(now);
         }
-        if !self.subflows.iter().any(|s| s.has_cwnd_space()) {
+        // Data committed to a subflow's write queue leaves as its window opens (`tcp_push`).
+        for p in 0..n {
+            if self.subflows[p].has_cwnd_space() {
+                if let Some(seg) = self.wq[p].pop_front() {
+                    return Some(self.transmit(now, p as PathId, seg, true));
+                }
+            }
+        }
+        // Reinjections before new data (v0.9x `__mptcp_next_segment`).
+        if let Some(seg) = self.meta.reinject_head() {
+            let choice = {
+                let mut ctx = SchedCtx::new(
+                    now,
+                    &self.subflows,
+                    &mut self.meta,
+                    &self.est,
+                    &mut self.penalties,
+                )
+                .with_paths(&self.info);
+                self.sched.reinject_path(&mut ctx, seg)
+            };
+            match choice {
+                ReinjectChoice::Send(p) if self.may_carry(p) => {
+                    self.meta.take_reinject(seg);
+                    return Some(self.transmit(now, p, seg, false));
+                }
+                ReinjectChoice::Drop => {
+                    self.meta.take_reinject(seg);
+                    return self.poll_transmit(now);
+                }
+                ReinjectChoice::Send(_) => {
+                    self.refused += 1;
+                    return None;
+                }
+                ReinjectChoice::Wait => return None,
+            }
+        }
+        let queues = self.sched.queues_ahead();
+        if !queues && !(0..n).any(|p| self.may_carry(p as PathId)) {
             return None;
         }
-        let a = {
-            let mut ctx = SchedCtx::new(
-                now,
-                &self.subflows,
-                &mut self.meta,
-                &self.est,
-                &mut self.penalties,
-            );
-            self.sched.next(&mut ctx)
-        };
-        self.apply_penalties(now);
-        let Some(Assignment { path, seg }) = a else {
-            // Every subflow with window space is left idle by the scheduler.
-            for sf in &mut self.subflows {
-                sf.mark_app_limited();
+        loop {
+            let a = {
+                let mut ctx = SchedCtx::new(
+                    now,
+                    &self.subflows,
+                    &mut self.meta,
+                    &self.est,
+                    &mut self.penalties,
+                )
+                .with_paths(&self.info);
+                self.sched.next(&mut ctx)
+            };
+            self.apply_penalties(now);
+            let Some(Assignment { path, seg }) = a else {
+                // Every subflow with window space is left idle by the scheduler. A subflow whose
+                // F-RTO waited for new data retransmits instead (Linux `tcp_process_loss`).
+                let frto = self.subflows.iter().any(|s| s.frto_waits_for_new_data());
+                for (sf, q) in self.subflows.iter_mut().zip(&self.wq) {
+                    if q.is_empty() {
+                        sf.mark_app_limited();
+                    }
+                }
+                return if frto { self.poll_transmit(now) } else { None };
+            };
+            let p = path as usize;
+            if p >= n || self.meta.seg(seg).is_none() || !self.meta.in_window(seg) {
+                self.refused += 1;
+                return None;
             }
-            return None;
-        };
-        let sf = self.subflows.get(path as usize);
-        let rec = self.meta.seg(seg).copied();
-        let (Some(sf), Some(rec)) = (sf, rec) else {
-            self.refused += 1;
-            return None;
-        };
-        if !sf.has_cwnd_space() || !self.meta.in_window(seg) {
-            self.refused += 1;
-            return None;
+            if queues && self.info[p].available {
+                if self.wq[p].is_empty() && self.subflows[p].has_cwnd_space() {
+                    return Some(self.transmit(now, path, seg, false));
+                }
+                // Committed: the meta level counts it as taken by `path` from now on.
+                self.meta.on_transmit(seg, path, now);
+                self.wq[p].push_back(seg);
+                self.info[p].queued += u64::from(self.meta.seg(seg).map_or(0, |r| r.len));
+                continue;
+            }
+            if !self.may_carry(path) {
+                self.refused += 1;
+                return None;
+            }
+            return Some(self.transmit(now, path, seg, false));
+        }
+    }
+
+    /// `p` may take one more segment now: available, with congestion-window space.
+    fn may_carry(&self, p: PathId) -> bool {
+        let i = p as usize;
+        i < self.subflows.len() && self.info[i].available && self.subflows[i].has_cwnd_space()
+    }
+
+    /// Put meta segment `seg` on subflow `p` (new data, a reinjection, or a queued segment).
+    fn transmit(
+        &mut self,
+        now: Time,
+        path: PathId,
+        seg: SegNo,
+        from_queue: bool,
+    ) -> (DataSegment, TxKind) {
+        let rec = *self.meta.seg(seg).expect("segment in the buffer");
+        let p = path as usize;
+        if from_queue {
+            self.info[p].queued = self.info[p].queued.saturating_sub(u64::from(rec.len));
         }
         let reinject = rec.tx_mask & !(1u8 << path) != 0;
+        let first_on_path = self.subflows[p].bytes_sent() == 0;
         self.meta.on_transmit(seg, path, now);
-        let d = self.subflows[path as usize].send_new(now, seg, rec.dsn, rec.len);
-        Some((
+        self.window_used
+            .record(rec.end().saturating_sub(self.meta.data_ack()));
+        let d = self.subflows[p].send_new(now, seg, rec.dsn, rec.len);
+        if first_on_path {
+            self.sync_sndbuf();
+        }
+        (
             d,
             if reinject {
                 TxKind::Reinject
             } else {
                 TxKind::New
             },
-        ))
+        )
     }
 
-    /// Earliest retransmission timer.
+    /// Earliest retransmission timer, or the time pacing lets a held-back segment leave.
     pub fn poll_timeout(&self) -> Option<Time> {
         self.subflows
             .iter()
-            .filter_map(|s| s.retransmission_timer())
+            .flat_map(|s| [s.retransmission_timer(), s.pacing_release_time()])
+            .flatten()
             .min()
     }
 
@@ -295,9 +528,32 @@ impl SenderConnection {
         for p in 0..self.subflows.len() {
             let sf = &mut self.subflows[p];
             if sf.retransmission_timer().is_some_and(|t| t <= now) && sf.on_timeout(now) {
+                self.on_subflow_rto(p);
                 self.notify(now, SchedEvent::Rto { path: p as PathId });
             }
         }
+    }
+
+    /// v0.9x `mptcp_sub_retransmit_timer` → `mptcp_reinject_data` (net/mptcp/mptcp_output.c):
+    /// every segment the timed-out subflow holds unacknowledged goes to the connection's
+    /// reinjection queue, the subflow is marked potentially failed (`tp->pf = 1`), and what was
+    /// committed to its write queue but never sent returns to the unsent data.
+    fn on_subflow_rto(&mut self, p: usize) {
+        let path = p as PathId;
+        if self.sched.single_path() {
+            return;
+        }
+        if self.subflows.len() > 1 {
+            for m in self.subflows[p].outstanding_meta_segs() {
+                self.meta.queue_reinject(m, path);
+            }
+        }
+        for seg in self.wq[p].drain(..) {
+            self.meta.unassign(seg, path);
+        }
+        self.info[p].queued = 0;
+        self.pf[p] = true;
+        self.refresh_availability();
     }
 }
 
@@ -312,14 +568,15 @@ mod tests {
         let mut ex = Exchange::new("minrtt", 1, 2, 100);
         ex.at(0).write(2);
         assert_eq!(ex.send(), [(0, 0, New), (0, 1, New)]);
-        // No ACK: the RTO (1 s before an RTT sample, RFC 6298 §2.1) resends segment 0.
+        // No ACK: the tail-loss probe (1 s before an RTT sample, no later than the RTO; Linux
+        // `tcp_schedule_loss_probe`) resends the last segment, segment 1.
         ex.at(1_000);
         let now = ex.now;
         ex.conn.handle_timeout(now);
-        assert_eq!(ex.send().first(), Some(&(0, 0, Retransmit)));
-        let rec = ex.conn.meta().seg(0).expect("segment 0");
+        assert_eq!(ex.send().first(), Some(&(0, 1, Retransmit)));
+        let rec = ex.conn.meta().seg(1).expect("segment 1");
         assert_eq!(rec.tx_time[0], Some(now));
-        assert!(rec.tx_time[0].unwrap().0 - ex.wire[0].0.ts_val >= Duration::from_millis(1_000).0);
+        assert!(rec.tx_time[0].unwrap().0 - ex.wire[1].0.ts_val >= Duration::from_millis(1_000).0);
         assert_eq!(
             ex.conn.meta().reinjected_bytes(),
             0,

@@ -26,6 +26,13 @@ pub fn run_job(scenario_json: &str, scheduler: &str, seed: u64) -> Result<String
     Ok(v.to_string())
 }
 
+/// Ctrl-C: `interrupt(True)` stops every running simulation within a few thousand events;
+/// `interrupt(False)` allows runs again.
+#[pyfunction]
+fn interrupt(on: bool) {
+    mpsched_sim::set_interrupt(on);
+}
+
 #[pyfunction]
 fn version() -> &'static str {
     mpsched_sim::VERSION
@@ -204,6 +211,7 @@ fn trace_gen(
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(interrupt, m)?)?;
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(schedulers, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;

@@ -8,6 +8,7 @@ pub mod link;
 pub mod metrics;
 pub mod oracle;
 pub mod scenario;
+pub mod stream;
 pub mod trace;
 pub mod tracegen;
 pub mod tracing;
@@ -16,7 +17,7 @@ pub mod world;
 
 use std::sync::Arc;
 
-use mpsched_core::cc::CcKind;
+use mpsched_core::cc::{CcKind, HyStartMode};
 use mpsched_core::receiver::{ReceiverConfig, ReceiverConnection};
 use mpsched_core::sched;
 use mpsched_core::sender::{SenderConfig, SenderConnection};
@@ -27,6 +28,19 @@ use crate::scenario::{LinkSpec, Scenario};
 use crate::trace::{Trace, TraceError};
 use crate::tracing::PacketTrace;
 use crate::world::World;
+
+/// Set by the binding when the user presses Ctrl-C: every running simulation stops at its next
+/// look (see `world::World::run`) and reports `failure: "interrupted"`.
+static INTERRUPT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Ask every running simulation to stop (`true`), or allow runs again (`false`).
+pub fn set_interrupt(on: bool) {
+    INTERRUPT.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn interrupted() -> bool {
+    INTERRUPT.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 /// Engine version: part of every result and of the results-store key.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -70,6 +84,18 @@ pub fn validate(sc: &Scenario, scheduler: &str) -> Result<(), SimError> {
 
 fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
     let n = sc.paths.len();
+    for d in &sc.sim.delay_changes {
+        let valid = |x: f64| x.is_finite() && x >= 0.0;
+        if d.path >= n || !valid(d.rtt_s) || !valid(d.at_s) {
+            return Err(SimError::Scenario(format!(
+                "sim.delay_changes: path {} at {} s rtt {} s (paths 0 to {}, times >= 0)",
+                d.path,
+                d.at_s,
+                d.rtt_s,
+                n.saturating_sub(1)
+            )));
+        }
+    }
     if n == 0 || n > mpsched_core::packet::MAX_PATHS {
         return Err(SimError::Scenario(format!(
             "scenario: {n} paths (1 to {} supported)",
@@ -80,6 +106,12 @@ fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
         return Err(SimError::Scenario(format!(
             "transport.cc: unknown congestion control \"{}\" (known: reno, cubic)",
             sc.transport.cc
+        )));
+    }
+    if HyStartMode::parse(&sc.transport.hystart).is_none() {
+        return Err(SimError::Scenario(format!(
+            "transport.hystart: unknown value \"{}\" (known: linux, hystart++, off)",
+            sc.transport.hystart
         )));
     }
     for p in &sc.paths {
@@ -139,7 +171,37 @@ pub fn path_capacities(sc: &Scenario) -> Result<Vec<f64>, SimError> {
         .collect())
 }
 
+/// `NAME+POLICY` runs scheduler NAME with receiver policy POLICY (e.g. `rr+rtsc`); a plain
+/// name takes the scenario's `transport.receiver`.
+fn split_receiver<'a>(sc: &'a Scenario, name: &'a str) -> (&'a str, &'a str) {
+    match name.split_once('+') {
+        Some((s, r)) => (s, r),
+        None => (name, sc.transport.receiver.as_str()),
+    }
+}
+
+fn build_receiver_policy(
+    sc: &Scenario,
+    name: &str,
+) -> Result<Box<dyn mpsched_core::recv::ReceiverPolicy>, SimError> {
+    // The minimum RTT a client's handshake measures on each subflow: both propagation delays.
+    let rtts: Vec<Duration> = sc
+        .paths
+        .iter()
+        .map(|p| Duration::from_secs_f64(p.forward.delay_s + p.reverse.delay_s))
+        .collect();
+    mpsched_core::recv::build(name, &rtts, sc.transport.mss).ok_or_else(|| {
+        let known: Vec<&str> = mpsched_core::recv::RECEIVERS.iter().map(|r| r.0).collect();
+        SimError::Scenario(format!(
+            "receiver policy \"{name}\" unknown (known: {})",
+            known.join(", ")
+        ))
+    })
+}
+
 fn build_scheduler(sc: &Scenario, name: &str) -> Result<Box<dyn sched::Scheduler>, SimError> {
+    let (name, receiver) = split_receiver(sc, name);
+    build_receiver_policy(sc, receiver)?;
     let names: Vec<String> = sc.paths.iter().map(|p| p.name.clone()).collect();
     let caps = path_capacities(sc)?;
     // `backup` alone takes its backup paths from the scenario's `backup = true` marks.
@@ -203,6 +265,8 @@ fn run_inner(
     seed: u64,
     trace: Option<&mut PacketTrace>,
 ) -> Result<Value, SimError> {
+    let resolved = sc.resolved_for(scheduler);
+    let sc: &Scenario = &resolved;
     check_scenario(sc)?;
     if scheduler == oracle::ORACLE.0 {
         return oracle::run(sc, seed);
@@ -213,7 +277,7 @@ fn run_inner(
     let t = &sc.transport;
     let npaths = sc.paths.len();
     let mss = effective_mss(sc);
-    let sender = SenderConnection::new(
+    let mut sender = SenderConnection::new(
         &SenderConfig {
             npaths,
             cc: CcKind::parse(&t.cc).expect("checked"),
@@ -226,12 +290,15 @@ fn run_inner(
         },
         sched,
     );
-    let receiver = ReceiverConnection::new(&ReceiverConfig {
+    sender.set_hystart(HyStartMode::parse(&t.hystart).expect("checked"));
+    sender.set_pacing(t.pacing);
+    let mut receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss,
         recv_buffer: t.recv_buffer_bytes,
         delayed_ack: t.delayed_ack,
     });
+    receiver.set_policy(build_receiver_policy(sc, split_receiver(sc, scheduler).1)?);
     let mut world = World::new(sc, &traces, sender, receiver, seed, trace);
     world.run();
     Ok(result_json(
@@ -255,6 +322,37 @@ fn median(v: &[f64]) -> Option<f64> {
     } else {
         (s[n / 2 - 1] + s[n / 2]) / 2.0
     })
+}
+
+/// Quantiles 0, 0.01, ..., 1 of a histogram of nanoseconds, in seconds: a CDF to plot.
+fn cdf_s(h: &mpsched_core::hist::LogHistogram) -> Value {
+    json!((0..=100)
+        .map(|i| h.quantile(i as f64 / 100.0) as f64 * 1e-9)
+        .collect::<Vec<_>>())
+}
+
+/// Application-level delay of a `stream` workload (Park et al. (R-TSC), Eq. 1-4): p50/p95/p99
+/// of the total and of each component, the total's CDF, and playback stalls.
+fn stream_json(o: &mut Map<String, Value>, st: &stream::Stream) {
+    let s = &st.stats;
+    for (name, h) in [
+        ("app_delay", &s.total),
+        ("app_send_delay", &s.send),
+        ("app_network_delay", &s.network),
+        ("app_reorder_delay", &s.reorder),
+    ] {
+        for (q, tag) in [(0.5, "p50"), (0.95, "p95"), (0.99, "p99")] {
+            o.insert(
+                format!("{name}_{tag}_s"),
+                json!(h.quantile(q) as f64 * 1e-9),
+            );
+        }
+    }
+    o.insert("app_delay_cdf_s".into(), cdf_s(&s.total));
+    o.insert("app_packets".into(), json!(s.total.count()));
+    o.insert("app_generated_bytes".into(), json!(st.generated_bytes));
+    o.insert("stall_count".into(), json!(s.stalls));
+    o.insert("stall_time_s".into(), json!(s.stall_time.as_secs_f64()));
 }
 
 fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f64) -> Value {
@@ -292,7 +390,10 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
         "scenario".into(),
         serde_json::to_value(sc).expect("serializable"),
     );
-    if !w.workload.is_bulk() {
+    if let Some(st) = w.workload.stream() {
+        stream_json(&mut o, st);
+    }
+    if !w.workload.is_bulk() && !w.workload.is_stream() {
         let complete = w.workload.completed() == w.workload.chunk_count();
         o.insert(
             "download_time_s".into(),
@@ -411,10 +512,33 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
         "ooo_delay_p99_s".into(),
         json!(hist.quantile(0.99) as f64 * 1e-9),
     );
+    // Shi et al., USENIX ATC 2018, Fig. 10a: the out-of-order delay CDF.
+    o.insert("ooo_delay_cdf_s".into(), cdf_s(hist));
+    // Shi et al., USENIX ATC 2018, §2.3/§3.2 (Eq. 1, 3, 4): the host buffer actually used, i.e.
+    // bytes from the data-ACK to the end of each segment sent (the send buffer must hold them and
+    // the receive window admit them); median and maximum over transmissions.
+    let used = snd.window_used();
+    o.insert(
+        "host_buffer_used_p50_bytes".into(),
+        json!(used.quantile(0.5)),
+    );
+    o.insert("host_buffer_used_max_bytes".into(), json!(used.max()));
+    let withheld = rcv.policy().withheld();
+    if !withheld.is_empty() {
+        // R-TSC §V: segments the receiver left out of its ACKs to make the sender halve.
+        o.insert("receiver".into(), json!(rcv.policy().name()));
+        o.insert(
+            "withheld_by_path".into(),
+            by_path(&|i| json!(withheld.get(i).copied().unwrap_or(0))),
+        );
+    }
     o.insert("data_packets".into(), json!(rec.data_packets));
     o.insert("events".into(), json!(w.events));
     o.insert("sim_time_s".into(), json!(sim_time));
     o.insert("wall_time_s".into(), json!(wall));
     o.insert("truncated".into(), json!(w.truncated));
+    // A run that did not deliver its workload, and why (DESIGN.md "Metrics"; docs/scenarios.md).
+    o.insert("failed".into(), json!(w.failure.is_some()));
+    o.insert("failure".into(), json!(w.failure));
     Value::Object(o)
 }

@@ -141,8 +141,9 @@ pub struct Link<P> {
     stats: LinkStats,
     /// Periodic handovers: rate and delay factors while one lasts.
     handover: Option<crate::scenario::Handover>,
-    /// Arrival time of the last packet out: a delay that shrinks when a handover ends must not
-    /// let later packets overtake earlier ones (the propagation FIFO stays in order).
+    /// Scheduled changes of the propagation delay: from each time on, that delay.
+    delay_steps: Vec<(Time, Duration)>,
+    /// Latest arrival handed out: a delay decrease never lets a packet overtake another.
     last_arrival: Time,
 }
 
@@ -203,7 +204,25 @@ impl<P> Link<P> {
             head_in_transit: None,
             stats: LinkStats::default(),
             handover: spec.handover,
+            delay_steps: Vec::new(),
             last_arrival: Time::ZERO,
+        }
+    }
+
+    /// Change the propagation delay to `d` at each `t` (e.g. Shi et al., USENIX ATC 2018,
+    /// Fig. 12 and 15b). Packets keep their order: after a decrease a packet arrives no earlier
+    /// than the one before it.
+    pub fn set_delay_steps(&mut self, mut steps: Vec<(Time, Duration)>) {
+        steps.sort_by_key(|s| s.0);
+        self.delay_steps = steps;
+    }
+
+    fn delay_at(&self, t: Time) -> Duration {
+        let i = self.delay_steps.partition_point(|s| s.0 <= t);
+        if i == 0 {
+            self.delay
+        } else {
+            self.delay_steps[i - 1].1
         }
     }
 
@@ -275,13 +294,13 @@ impl<P> Link<P> {
                 None
             }
         };
-        let mut delay = self.delay;
+        let mut delay = self.delay_at(departs);
         if let Some(h) = self.handover.filter(|h| h.active(departs.as_secs_f64())) {
-            delay = Duration::from_secs_f64(self.delay.as_secs_f64() * h.delay_factor);
+            delay = Duration::from_secs_f64(delay.as_secs_f64() * h.delay_factor);
         }
-        let arrival = (departs + delay).max(self.last_arrival);
-        self.last_arrival = arrival;
-        Some((done.pkt, arrival))
+        let arrive = (departs + delay).max(self.last_arrival);
+        self.last_arrival = arrive;
+        Some((done.pkt, arrive))
     }
 
     /// When the packet in transmission finishes, if the link is busy.

@@ -206,7 +206,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
     let wall = std::time::Instant::now();
     let size = match sc.workload {
         Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
-        Workload::Bulk { .. } => {
+        Workload::Bulk { .. } | Workload::Stream { .. } => {
             return Err(SimError::Scenario(
                 "scheduler oracle: needs a chunk or chunks workload".into(),
             ))
@@ -268,7 +268,9 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
 pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), SimError> {
     let size = match sc.workload {
         Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
-        Workload::Bulk { .. } => return Err(SimError::Scenario("needs chunks".into())),
+        Workload::Bulk { .. } | Workload::Stream { .. } => {
+            return Err(SimError::Scenario("needs chunks".into()))
+        }
     };
     let mut s = Search {
         sc,

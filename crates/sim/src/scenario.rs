@@ -149,6 +149,30 @@ pub enum Workload {
         #[serde(default = "yes")]
         hint: bool,
     },
+    /// A live stream at `rate_bps` for `duration_s` (Park et al. (R-TSC), §II; see
+    /// `crate::stream`): CBR when `cv` is 0, else VBR frames every `frame_interval_s`.
+    Stream {
+        rate_bps: f64,
+        duration_s: f64,
+        #[serde(default = "default_packet_bytes")]
+        packet_bytes: u64,
+        #[serde(default)]
+        cv: f64,
+        #[serde(default = "default_frame_interval")]
+        frame_interval_s: f64,
+        #[serde(default = "default_playout")]
+        playout_delay_s: f64,
+    },
+}
+
+fn default_packet_bytes() -> u64 {
+    1448
+}
+fn default_frame_interval() -> f64 {
+    1.0 / 30.0
+}
+fn default_playout() -> f64 {
+    1.0
 }
 
 fn yes() -> bool {
@@ -159,28 +183,85 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields, default)]
 pub struct Transport {
     pub cc: String,
+    /// Payload bytes per segment; [`MSS_BY_SCHEDULER`] (the default) picks what Linux uses for
+    /// the scheduler's kind of connection ([`Transport::mss_for`]).
     pub mss: u32,
     pub init_cwnd: u32,
+    /// Largest send buffer of a subflow (Linux `tcp_wmem[2]`, 4 MiB by default); buffers
+    /// start at `tcp_sndbuf_expand`'s size and grow with the congestion window.
     pub send_buffer_bytes: u64,
+    /// The connection-level receive buffer, all of it offered as window (6 MiB by default,
+    /// Linux's `tcp_rmem[2]`; Linux's autotuning, `RecvBuffer::autotuned`, is not on yet).
     pub recv_buffer_bytes: u64,
     pub delayed_ack: bool,
     pub min_rto_s: f64,
     /// RFC 5681 §4.1 restart window after an idle period longer than the RTO (Linux's
     /// `net.ipv4.tcp_slow_start_after_idle`, on by default there and here).
     pub slow_start_after_idle: bool,
+    /// How CUBIC's slow start ends: "linux" (classic HyStart of tcp_cubic.c, the default),
+    /// "hystart++" (RFC 9406) or "off".
+    pub hystart: String,
+    /// Internal TCP pacing as Linux computes it (`tcp_update_pacing_rate`, EDT departure
+    /// times, `tcp_internal_pacing`); off by default.
+    pub pacing: bool,
+    /// Receiver policy (`mpsched_core::recv`): "default" or "rtsc" (Park et al. (R-TSC), §V).
+    /// A scheduler name `NAME+POLICY` overrides it for one run.
+    #[serde(skip_serializing_if = "is_default_receiver")]
+    pub receiver: String,
+}
+
+fn is_default_receiver(r: &str) -> bool {
+    r == "default"
+}
+
+/// `transport.mss` unset: chosen by the scheduler ([`Transport::mss_for`]).
+pub const MSS_BY_SCHEDULER: u32 = 0;
+/// Linux TCP over a 1,500-byte MTU: 1,460 less 12 bytes of timestamp option.
+pub const MSS_TCP: u32 = 1448;
+/// Linux MPTCP data segments: 40 bytes of options (timestamps and DSS) leave 1,420 bytes of
+/// payload in a 1,514-byte frame.
+pub const MSS_MPTCP: u32 = 1420;
+
+impl Transport {
+    /// The MSS a run with `scheduler` uses: the configured one, else 1,448 bytes for
+    /// single-path TCP (`single`, `single:NAME`) and 1,420 for every multipath scheduler.
+    pub fn mss_for(&self, scheduler: &str) -> u32 {
+        if self.mss != MSS_BY_SCHEDULER {
+            self.mss
+        } else if scheduler == "single" || scheduler.starts_with("single:") {
+            MSS_TCP
+        } else {
+            MSS_MPTCP
+        }
+    }
+}
+
+impl Scenario {
+    /// The scenario as a run with `scheduler` sees it: `transport.mss` resolved.
+    pub fn resolved_for(&self, scheduler: &str) -> std::borrow::Cow<'_, Scenario> {
+        if self.transport.mss != MSS_BY_SCHEDULER {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut sc = self.clone();
+        sc.transport.mss = self.transport.mss_for(scheduler);
+        std::borrow::Cow::Owned(sc)
+    }
 }
 
 impl Default for Transport {
     fn default() -> Self {
         Transport {
             cc: "cubic".into(),
-            mss: 1448,
+            mss: MSS_BY_SCHEDULER,
             init_cwnd: 10,
-            send_buffer_bytes: 8 << 20,
-            recv_buffer_bytes: 16 << 20,
+            send_buffer_bytes: 4 << 20,
+            recv_buffer_bytes: 6 << 20,
             delayed_ack: true,
             min_rto_s: 0.2,
             slow_start_after_idle: true,
+            hystart: "linux".into(),
+            pacing: false,
+            receiver: "default".into(),
         }
     }
 }
@@ -196,6 +277,19 @@ pub struct SimOptions {
     /// (simulated seconds) into the trace's `sample_*` columns. 0 = never. No effect on results.
     #[serde(skip_serializing_if = "is_zero")]
     pub sample_interval_s: f64,
+    /// Scheduled RTT changes (Shi et al., USENIX ATC 2018, Fig. 12, Fig. 15b).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delay_changes: Vec<DelayChange>,
+}
+
+/// From `at_s` on, path number `path` has round-trip propagation delay `rtt_s`, half in each
+/// direction.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DelayChange {
+    pub path: usize,
+    pub at_s: f64,
+    pub rtt_s: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -208,6 +302,7 @@ impl Default for SimOptions {
             clock_offset_s: 0.0,
             max_time_s: 3600.0,
             sample_interval_s: 0.0,
+            delay_changes: Vec::new(),
         }
     }
 }

@@ -46,6 +46,9 @@ pub struct PacketTrace {
     pub sample_cwnd: Vec<u64>,
     pub sample_srtt_s: Vec<f64>,
     pub sample_owd_s: Vec<f64>,
+    /// The scheduler's sequence gap in segments (STMS, Shi et al., USENIX ATC 2018, Eq. 2);
+    /// NaN for schedulers without one. Same value on every path's row.
+    pub sample_gap_segs: Vec<f64>,
     /// Record the periodic samples only, no per-packet rows (for long runs, where the rows
     /// would take gigabytes). See [`crate::run_sampled`].
     pub samples_only: bool,

@@ -7,12 +7,15 @@
 //!   request to the last byte delivered in order, the first one's from connect (the SYN), as a
 //!   user sees it; the server's time runs from the request's arrival. The next request follows
 //!   `think_s` after the previous chunk completed, on the established connection.
+//! * `stream`: a live source at a given rate (see [`crate::stream`]); the run ends when the last
+//!   packet generated is delivered.
 
 use mpsched_core::sender::SenderConnection;
 use mpsched_core::time::Time;
 
 use crate::metrics::Recorder;
 use crate::scenario::Workload as Spec;
+use crate::stream::{Stream, StreamSpec};
 
 #[derive(Debug)]
 pub struct Workload {
@@ -28,11 +31,37 @@ pub struct Workload {
     /// left to write).
     writing: std::collections::VecDeque<(u32, u64)>,
     completed: u32,
+    stream: Option<Stream>,
 }
 
 impl Workload {
     pub fn new(spec: &Spec) -> Self {
+        Self::with_rng(spec, rand::SeedableRng::seed_from_u64(0))
+    }
+
+    /// A workload whose random choices (VBR frame sizes) come from `rng`.
+    pub fn with_rng(spec: &Spec, rng: rand_pcg::Pcg64) -> Self {
+        let mut stream = None;
         let (bulk, size, count, think, hint) = match *spec {
+            Spec::Stream {
+                rate_bps,
+                duration_s,
+                packet_bytes,
+                cv,
+                frame_interval_s,
+                playout_delay_s,
+            } => {
+                let s = StreamSpec {
+                    rate_bps,
+                    duration_s,
+                    packet_bytes,
+                    cv,
+                    frame_interval_s,
+                    playout_delay_s,
+                };
+                stream = Some(Stream::new(&s, rng));
+                (None, 0, 0, 0.0, false)
+            }
             Spec::Bulk { duration_s } => (Some(Time::from_secs_f64(duration_s)), 0, 1, 0.0, false),
             Spec::Chunk { size_bytes } => (None, size_bytes, 1, 0.0, true),
             Spec::Chunks {
@@ -52,6 +81,32 @@ impl Workload {
             arrived_at: Vec::new(),
             writing: Default::default(),
             completed: 0,
+            stream,
+        }
+    }
+
+    pub fn stream(&self) -> Option<&Stream> {
+        self.stream.as_ref()
+    }
+    pub fn is_stream(&self) -> bool {
+        self.stream.is_some()
+    }
+    /// A stream's first generation time.
+    pub fn first_tick(&self) -> Option<Time> {
+        self.stream.as_ref().map(|_| Time::ZERO)
+    }
+    /// Generate what a stream has due at `now`; returns the next generation time.
+    pub fn tick(&mut self, now: Time) -> Option<Time> {
+        self.stream.as_mut()?.generate(now)
+    }
+    pub fn on_first_tx(&mut self, dsn: u64, len: u32, now: Time) {
+        if let Some(s) = &mut self.stream {
+            s.on_first_tx(dsn, len, now);
+        }
+    }
+    pub fn on_arrival(&mut self, dsn: u64, len: u32, now: Time) {
+        if let Some(s) = &mut self.stream {
+            s.on_arrival(dsn, len, now);
         }
     }
 
@@ -69,9 +124,13 @@ impl Workload {
         self.bulk_duration
     }
     pub fn initial_requests(&self) -> Vec<(u32, Time)> {
+        // A stream's request only opens the connection; its data comes from `tick`.
         vec![(0, Time::ZERO)]
     }
     pub fn finished(&self) -> bool {
+        if let Some(s) = &self.stream {
+            return s.done();
+        }
         !self.is_bulk() && self.completed >= self.count
     }
     /// Chunk index holding `dsn` (chunks are back to back in DSN space).
@@ -83,6 +142,10 @@ impl Workload {
     }
     pub fn completed(&self) -> u32 {
         self.completed
+    }
+    /// A chunk has been requested and is not yet delivered (the stall detector's condition).
+    pub fn outstanding(&self) -> bool {
+        !self.is_bulk() && self.requested_at.len() as u32 > self.completed
     }
 
     pub fn on_request(&mut self, k: u32, now: Time) {
@@ -101,6 +164,11 @@ impl Workload {
 
     /// Write whatever the send buffer takes.
     pub fn refill(&mut self, sender: &mut SenderConnection, _now: Time) {
+        if let Some(s) = &mut self.stream {
+            let free = sender.send_buffer_free();
+            s.flush(free, &mut |n| sender.write(n, false));
+            return;
+        }
         while let Some(&mut (_, ref mut left)) = self.writing.front_mut() {
             let free = sender.send_buffer_free();
             if free == 0 {
@@ -126,6 +194,10 @@ impl Workload {
         now: Time,
         rec: &mut Recorder,
     ) -> Option<(u32, Time)> {
+        if let Some(s) = &mut self.stream {
+            s.on_delivered(upto, now);
+            return None;
+        }
         if self.is_bulk() {
             return None;
         }

@@ -126,6 +126,8 @@ enum Ev {
     Request(u32),
     /// Record per-path samples into the packet trace (`sim.sample_interval_s`).
     Sample,
+    /// A `stream` workload's application generates data.
+    AppTick,
     /// Send a control packet again after it was dropped: (path, uplink?, packet).
     CtlRetry(u8, bool, Ctl),
 }
@@ -172,6 +174,15 @@ fn path_slot(p: u8, which: usize) -> usize {
     2 + 4 * p as usize + which
 }
 
+/// A run with a chunk outstanding and no byte delivered in order for this long has failed.
+/// Twice Linux's TCP_RTO_MAX (120 s, include/net/tcp.h): a backed-off retransmission on a path
+/// that came back would have delivered something by then.
+pub const STALL_AFTER: mpsched_core::time::Duration = mpsched_core::time::Duration(240_000_000_000);
+
+/// How many events pass between looks at the interrupt flag (Ctrl-C); a look costs an atomic
+/// load, and 4096 events are well under a millisecond.
+const INTERRUPT_CHECK_EVERY: u64 = 4096;
+
 pub struct World<'a> {
     now: Time,
     /// Keys of the recurring events, `NO_EVENT` when not pending.
@@ -191,6 +202,8 @@ pub struct World<'a> {
     sample_every: Option<mpsched_core::time::Duration>,
     max_time: Time,
     pub(crate) truncated: bool,
+    /// Why the run did not deliver its workload (None: it did); see [`World::run`].
+    pub(crate) failure: Option<String>,
     /// The subflow the connection opens on.
     initial: u8,
     /// Further paths are joined (MPTCP); false for a single-path connection.
@@ -231,7 +244,27 @@ impl<'a> World<'a> {
                 established: None,
             })
             .collect();
+        let mut paths: Vec<SimPath> = paths;
+        for (i, p) in paths.iter_mut().enumerate() {
+            let steps = |_| {
+                sc.sim
+                    .delay_changes
+                    .iter()
+                    .filter(|d| d.path == i)
+                    .map(|d| {
+                        (
+                            Time::from_secs_f64(d.at_s),
+                            mpsched_core::time::Duration::from_secs_f64(d.rtt_s / 2.0),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            };
+            p.fwd.set_delay_steps(steps(()));
+            p.rev.set_delay_steps(steps(()));
+        }
         let npaths = sc.paths.len();
+        // Drawn after the paths' streams, so that adding it changed none of theirs.
+        let workload_rng = Pcg64::seed_from_u64(master.gen());
         // No subflow carries data before its handshake completes at the server.
         for p in 0..npaths {
             sender.set_subflow_pending(p as PathId);
@@ -254,12 +287,13 @@ impl<'a> World<'a> {
             sender,
             receiver,
             recv_offset: (sc.sim.clock_offset_s * 1e9).round() as i64,
-            workload: Workload::new(&sc.workload),
+            workload: Workload::with_rng(&sc.workload, workload_rng),
             rec: Recorder::new(npaths),
             trace,
             sample_every,
             max_time: Time::from_secs_f64(sc.sim.max_time_s),
             truncated: false,
+            failure: None,
             initial,
             join,
             joins_sent: false,
@@ -360,15 +394,42 @@ impl<'a> World<'a> {
         if self.sample_every.is_some() {
             self.schedule(Time::ZERO, Ev::Sample);
         }
+        if let Some(t) = self.workload.first_tick() {
+            self.schedule(t, Ev::AppTick);
+        }
         let stop_at = self
             .workload
             .stop_time()
             .unwrap_or(self.max_time)
             .min(self.max_time);
+        // Stall detector: a chunk outstanding and nothing delivered for STALL_AFTER.
+        let mut progress = (Time::ZERO, 0u64);
         while let Some((t, ev)) = self.pop_event() {
             if t > stop_at {
                 self.truncated = self.workload.stop_time().is_none_or(|s| s > self.max_time);
+                if self.truncated {
+                    self.failure = Some(format!(
+                        "time limit: sim.max_time {} s reached before the workload completed",
+                        (self.max_time.as_secs_f64() * 1e3).round() / 1e3
+                    ));
+                }
                 self.now = stop_at;
+                break;
+            }
+            if self.events.is_multiple_of(INTERRUPT_CHECK_EVERY) && crate::interrupted() {
+                self.truncated = true;
+                self.failure = Some("interrupted".into());
+                break;
+            }
+            if matches!(ev, Ev::Request(_)) || self.rec.delivered_bytes != progress.1 {
+                progress = (t, self.rec.delivered_bytes);
+            } else if self.workload.outstanding() && t.0 - progress.0 .0 > STALL_AFTER.0 {
+                self.truncated = true;
+                self.now = t;
+                self.failure = Some(format!(
+                    "stalled: no data delivered for {} s",
+                    STALL_AFTER.as_secs_f64().round()
+                ));
                 break;
             }
             if ev == Ev::Sample {
@@ -391,6 +452,7 @@ impl<'a> World<'a> {
         if self.idle() && !self.workload.finished() && self.workload.stop_time().is_none() {
             // Nothing left to happen but the work is not done (e.g. a path that never recovers).
             self.truncated = true;
+            self.failure = Some("stalled: nothing left to happen (no path can deliver)".into());
         }
     }
 
@@ -506,6 +568,13 @@ impl<'a> World<'a> {
                     self.send_down(p, c);
                 }
             }
+            Ev::AppTick => {
+                if let Some(next) = self.workload.tick(self.now) {
+                    self.schedule(next, Ev::AppTick);
+                }
+                self.refill();
+                self.pump_sender();
+            }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
     }
@@ -598,6 +667,8 @@ impl<'a> World<'a> {
             // The sender's estimate, receiver clock offset included (what schedulers see).
             let owd = self.sender.estimator().owd_overall(p);
             tr.sample_owd_s.push(owd.map_or(f64::NAN, |ns| ns * 1e-9));
+            tr.sample_gap_segs
+                .push(self.sender.scheduler_gap().unwrap_or(f64::NAN));
         }
         self.schedule(self.now + every, Ev::Sample);
     }
@@ -610,6 +681,9 @@ impl<'a> World<'a> {
 
     fn on_arrival(&mut self, a: Arrival) {
         let now = self.now;
+        if !a.duplicate {
+            self.workload.on_arrival(a.dsn, a.len, now);
+        }
         self.rec.on_arrival(now, &a, &self.workload);
         if let Some(tr) = self.trace.as_deref_mut() {
             tr.push(now, Side::Receiver, a.path, EventKind::Arrive, a.dsn, a.len);
@@ -640,6 +714,9 @@ impl<'a> World<'a> {
         while let Some((seg, kind)) = self.sender.poll_transmit(snow) {
             let p = seg.path as usize;
             self.rec.on_data_sent(&seg);
+            if kind == TxKind::New {
+                self.workload.on_first_tx(seg.dsn, seg.len, self.now);
+            }
             if let Some(tr) = self.trace.as_deref_mut() {
                 let k = match kind {
                     TxKind::New => EventKind::Send,

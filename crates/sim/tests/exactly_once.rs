@@ -177,7 +177,7 @@ fn check(sc: &Scenario) -> Result<(), TestCaseError> {
         Workload::Chunks {
             size_bytes, count, ..
         } => (size_bytes, count),
-        Workload::Bulk { .. } => unreachable!("not generated"),
+        Workload::Bulk { .. } | Workload::Stream { .. } => unreachable!("not generated"),
     };
     let total = size * count;
     for sched in schedulers(sc) {

@@ -5,22 +5,26 @@
 //! done wrong. Every quantity the RFC treats as real is kept as `f64`, and only
 //! [`CongestionControl::window`] rounds down to whole bytes.
 //!
-//! Slow start (§4.10) is RFC 5681's with RFC 3465 byte counting, and by default the initial slow
-//! start runs HyStart++ (RFC 9406; `cc/hystart.rs` says which sections it implements and how it
-//! reads the RFC), as Linux runs its HyStart for CUBIC by default: plain slow start over a
-//! shallow drop-tail buffer overshoots by up to a window. HyStart++ only sees the queue one round
-//! after the window passes the path's BDP, so with a buffer of about one BDP it narrows the
-//! overshoot rather than removing it.
-//! [`Cubic::without_hystart`] gives plain RFC 5681 slow start. When HyStart++ ends slow start
-//! without a loss, W_max is undefined and §4.10 applies: cwnd_prior = cwnd, and the congestion
-//! avoidance stage starts with W_max = cwnd_epoch and K = 0.
+//! Slow start (§4.10) is RFC 5681's with RFC 3465 byte counting, and by default it ends by
+//! Linux's classic HyStart (`cc/hystart_linux.rs`: ACK train and delay increase, from 16
+//! segments), as `tcp_cubic.c` runs it: plain slow start over a shallow drop-tail buffer
+//! overshoots by up to a window. [`HyStartMode::PlusPlus`] runs HyStart++ instead (RFC 9406;
+//! `cc/hystart.rs` says which sections it implements and how it reads the RFC), in the initial
+//! slow start only; HyStart++ only sees the queue one round after the window passes the path's
+//! BDP, so with a buffer of about one BDP it narrows the overshoot rather than removing it.
+//! [`HyStartMode::Off`] ([`Cubic::without_hystart`]) gives plain RFC 5681 slow start. When
+//! HyStart ends slow start without a loss, W_max is undefined and §4.10 applies: cwnd_prior =
+//! cwnd, and the congestion avoidance stage starts with W_max = cwnd_epoch and K = 0 (Linux:
+//! `last_max_cwnd <= cwnd`, origin point = cwnd).
 //!
 //! As with Reno, loss recovery is the subflow's: this controller only sees its entry (§4.6),
 //! RTOs (§4.8) and ACKs outside recovery.
 
 use super::hystart::HyStart;
+use super::hystart_linux::{HyStartInput, LinuxHyStart};
 use super::{
     restart_window, slow_start, window_validated, AckSample, CongestionControl, CoupledView,
+    HyStartMode,
 };
 use crate::time::{Duration, Time};
 
@@ -58,22 +62,31 @@ pub struct Cubic {
     cwnd_prior: f64,
     /// Time of the last ACK, to measure application-limited periods (§5.8).
     last_ack: Option<Time>,
-    /// RFC 9406 state for the initial slow start; `None` when HyStart++ is off.
+    /// RFC 9406 state for the initial slow start; `None` unless HyStart++ was chosen.
     hystart: Option<HyStart>,
+    /// Linux's classic HyStart; `None` unless chosen (the default).
+    hystart_linux: Option<LinuxHyStart>,
+    /// The subflow paces (Linux's ACK-train threshold is then the whole minimum delay).
+    paced: bool,
 }
 
 impl Cubic {
-    /// CUBIC with HyStart++ in the initial slow start (the default, as in Linux).
+    /// CUBIC with Linux's classic HyStart (the default, as in Linux).
     pub fn new(mss: u64, init_cwnd_segments: u64) -> Cubic {
-        Cubic::build(mss, init_cwnd_segments, true)
+        Cubic::build(mss, init_cwnd_segments, HyStartMode::Linux)
+    }
+
+    /// CUBIC with HyStart++ (RFC 9406) in the initial slow start.
+    pub fn with_hystart_plus_plus(mss: u64, init_cwnd_segments: u64) -> Cubic {
+        Cubic::build(mss, init_cwnd_segments, HyStartMode::PlusPlus)
     }
 
     /// CUBIC with plain RFC 5681 slow start.
     pub fn without_hystart(mss: u64, init_cwnd_segments: u64) -> Cubic {
-        Cubic::build(mss, init_cwnd_segments, false)
+        Cubic::build(mss, init_cwnd_segments, HyStartMode::Off)
     }
 
-    fn build(mss: u64, init_cwnd_segments: u64, hystart: bool) -> Cubic {
+    fn build(mss: u64, init_cwnd_segments: u64, mode: HyStartMode) -> Cubic {
         assert!(mss > 0, "mss must be positive");
         let cwnd = (init_cwnd_segments.max(1) * mss) as f64;
         Cubic {
@@ -88,8 +101,15 @@ impl Cubic {
             w_est: cwnd,
             cwnd_prior: cwnd,
             last_ack: None,
-            hystart: hystart.then(HyStart::default),
+            hystart: (mode == HyStartMode::PlusPlus).then(HyStart::default),
+            hystart_linux: (mode == HyStartMode::Linux).then(LinuxHyStart::default),
+            paced: false,
         }
+    }
+
+    /// True once Linux's HyStart has ended a slow start (`ca->found`).
+    pub fn hystart_found(&self) -> bool {
+        self.hystart_linux.as_ref().is_some_and(LinuxHyStart::found)
     }
 
     /// True while HyStart++ holds the initial slow start in Conservative Slow Start (RFC 9406
@@ -185,6 +205,35 @@ impl Cubic {
     }
 }
 
+impl Cubic {
+    /// Linux's HyStart for one slow-start ACK, before the window grows (`cubictcp_acked` runs
+    /// before `cubictcp_cong_avoid`). True when it ended slow start: ssthresh = cwnd, and, as
+    /// when HyStart++ ends, W_max is left undefined so congestion avoidance starts at K = 0.
+    fn linux_hystart_exit(&mut self, now: Time, ack: &AckSample) -> bool {
+        if self.hystart_linux.is_none() {
+            return false;
+        }
+        // tcp_update_pacing_rate in slow start: 2 · cwnd / srtt.
+        let pacing_rate = ack
+            .srtt
+            .map_or(0.0, |s| 2.0 * self.cwnd / s.as_secs_f64().max(1e-9));
+        let input = HyStartInput {
+            now,
+            cwnd_segments: self.window() / self.mss,
+            pacing_rate,
+            paced: self.paced,
+            epoch_start: self.epoch_start,
+        };
+        let hs = self.hystart_linux.as_mut().expect("checked");
+        if !hs.on_ack(ack, &input) {
+            return false;
+        }
+        self.ssthresh = self.window();
+        self.cwnd_prior = self.cwnd;
+        true
+    }
+}
+
 impl CongestionControl for Cubic {
     fn window(&self) -> u64 {
         self.cwnd as u64
@@ -213,6 +262,10 @@ impl CongestionControl for Cubic {
             }
             return;
         }
+        if !validated && self.in_slow_start() {
+            // cubictcp_acked runs for every ACK, window-limited or not.
+            self.linux_hystart_exit(now, ack);
+        }
         // §5.8: no growth while application-limited (the RFC 7661-style test Reno uses too), and
         // t "MUST NOT include these periods": slide the epoch start by the time that passed.
         if !validated {
@@ -223,6 +276,11 @@ impl CongestionControl for Cubic {
         }
         let mut acked = ack.acked_bytes;
         if self.in_slow_start() {
+            if self.linux_hystart_exit(now, ack) {
+                // ssthresh = cwnd: the rest of this ACK is congestion avoidance's.
+                self.congestion_avoidance(now, acked as f64, ack.srtt.unwrap_or(DEFAULT_RTT));
+                return;
+            }
             // The window is integral throughout this slow start: every event that makes
             // cwnd < ssthresh sets cwnd to a whole number of bytes. Only congestion avoidance
             // and HyStart++'s CSS add fractions, and CSS ends with ssthresh = floor(cwnd).
@@ -267,6 +325,25 @@ impl CongestionControl for Cubic {
         self.w_max_unset = true;
         self.epoch_start = None;
         self.k = 0.0;
+        // cubictcp_state(TCP_CA_Loss): bictcp_reset, HyStart runs again.
+        if let Some(hs) = self.hystart_linux.as_mut() {
+            hs.reset();
+        }
+    }
+
+    fn set_pacing(&mut self, on: bool) {
+        self.paced = on;
+    }
+
+    fn set_loss_window(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss) as f64;
+    }
+
+    fn undo(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        // Linux CUBIC undoes as Reno (`tcp_reno_undo_cwnd`); its epoch was reset on entering
+        // the Loss state (`cubictcp_state`), as `on_rto` left it here.
+        self.cwnd = self.cwnd.max(prior_cwnd as f64);
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
     }
 
     fn restart_after_idle(&mut self, _now: Time, idle: Duration, rto: Duration, iw: u64) {
@@ -278,15 +355,22 @@ impl CongestionControl for Cubic {
     }
 
     fn penalize(&mut self, _now: Time) {
-        // As Reno: cwnd = ssthresh = max(cwnd / 2, 2*SMSS). A penalty is not a congestion
-        // signal, so W_max (the path's saturation point) is kept and the epoch restarts: the
-        // next stage climbs back towards W_max along a fresh concave curve. Keeping the old
-        // epoch would put W_cubic(t) far above the halved window and undo the penalty in an RTT.
-        self.cwnd_prior = self.cwnd;
-        self.ssthresh = ((self.cwnd / 2.0) as u64).max(2 * self.mss);
-        self.cwnd = self.ssthresh as f64;
-        self.epoch_start = None;
-        self.k = self.k_for(self.cwnd);
+        // Linux MPTCP v0.9x `mptcp_rcv_buf_optimization` (net/mptcp/mptcp_sched.c): snd_cwnd
+        // halves (at least one segment); ssthresh halves (at least two segments) only outside
+        // slow start, so a penalty never ends slow start. In avoidance a penalty is not a
+        // congestion signal: W_max (the path's saturation point) is kept and the epoch restarts
+        // from the halved window (the kernel leaves CUBIC's epoch alone and climbs back to the
+        // old curve within an RTT, undoing the penalty; we keep the project's stricter form).
+        // In packets, as the kernel's snd_cwnd and snd_ssthresh are.
+        let prior = self.cwnd;
+        let segs = (self.cwnd / self.mss as f64) as u64;
+        self.cwnd = ((segs / 2).max(1) * self.mss) as f64;
+        if prior >= self.ssthresh as f64 {
+            self.cwnd_prior = prior;
+            self.ssthresh = (self.ssthresh / self.mss / 2).max(2) * self.mss;
+            self.epoch_start = None;
+            self.k = self.k_for(self.cwnd);
+        }
     }
 
     fn name(&self) -> &'static str {
@@ -628,6 +712,17 @@ mod tests {
     }
 
     #[test]
+    fn penalize_in_slow_start_keeps_ssthresh() {
+        // v0.9x mptcp_rcv_buf_optimization: "If in slow start, do not reduce the ssthresh".
+        let mut cc = Cubic::new(MSS, 10);
+        let ssthresh = cc.ssthresh();
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), 5 * MSS);
+        assert_eq!(cc.ssthresh(), ssthresh);
+        assert!(cc.in_slow_start());
+    }
+
+    #[test]
     fn penalize_restarts_epoch_from_halved_window() {
         // Two seconds into the epoch after a loss at 1000 segments, a penalty halves the window.
         // Growth must restart on a fresh curve from 350 segments, K = cbrt(650 / 0.4), so one
@@ -640,7 +735,7 @@ mod tests {
             p.round();
         }
         p.cc.penalize(p.now);
-        assert_eq!(p.cc.window(), p.cc.ssthresh());
+        assert_eq!(p.cc.ssthresh(), 350 * MSS, "ssthresh 700 halved (v0.9x)");
         let halved = segments(p.cc.cwnd);
         p.round();
         let k = ((1000.0 - halved) / 0.4).cbrt();
@@ -653,11 +748,14 @@ mod tests {
     }
 
     #[test]
-    fn penalize_small_window_floors_at_two_segments() {
+    fn penalize_small_window_floors_at_one_segment() {
+        // v0.9x: snd_cwnd = max(snd_cwnd >> 1, 1), in packets.
         let mut cc = Cubic::new(MSS, 3);
         cc.penalize(Time::ZERO);
-        assert_eq!(cc.window(), 2 * MSS);
-        assert_eq!(cc.ssthresh(), 2 * MSS);
+        assert_eq!(cc.window(), MSS);
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), MSS);
+        assert!(cc.in_slow_start());
     }
     // HyStart++ (RFC 9406).
 
@@ -689,7 +787,7 @@ mod tests {
         }
 
         fn hystart() -> Flow {
-            Flow::new(Cubic::new(MSS, 10))
+            Flow::new(Cubic::with_hystart_plus_plus(MSS, 10))
         }
 
         /// An ACK of `acked` bytes carrying the RTT sample `rtt`. True if it ended a round.

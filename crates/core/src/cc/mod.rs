@@ -8,6 +8,7 @@
 pub mod balia;
 pub mod cubic;
 mod hystart;
+mod hystart_linux;
 pub mod lia;
 pub mod reno;
 pub mod wvegas;
@@ -107,6 +108,17 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     /// The retransmission timer fired (the subflow calls this once per RTO episode, on the first
     /// expiry; backoff is the subflow's business).
     fn on_rto(&mut self, now: Time, in_flight: u64);
+    /// After an RTO has marked what it deems lost: Linux `tcp_enter_loss` sets
+    /// cwnd = packets in flight + 1, here `cwnd` bytes (at least one segment). Controllers that
+    /// keep [`CongestionControl::on_rto`]'s window may ignore it.
+    fn set_loss_window(&mut self, _cwnd: u64) {}
+    /// The last RTO was spurious (F-RTO, RFC 5682; Linux `tcp_undo_cwnd_reduction`): cwnd
+    /// becomes at least `prior_cwnd` (`tcp_reno_undo_cwnd`, which CUBIC uses too) and ssthresh
+    /// at least `prior_ssthresh`. Controllers without it keep the reduced window.
+    fn undo(&mut self, _prior_cwnd: u64, _prior_ssthresh: u64) {}
+    /// The subflow paces its transmissions (Linux `sk_pacing_status`); CUBIC's HyStart
+    /// reads it.
+    fn set_pacing(&mut self, _on: bool) {}
     /// Loss recovery ended (the recovery point was acknowledged).
     fn on_recovery_end(&mut self, _now: Time) {}
     /// The subflow sends again after an idle period of `idle` with nothing in flight, longer
@@ -138,6 +150,32 @@ pub enum CcKind {
     Wvegas,
 }
 
+/// How CUBIC's slow start ends without a loss (`transport.hystart`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum HyStartMode {
+    /// Linux's classic HyStart, `tcp_cubic.c` (ACK train and delay increase): the default.
+    #[default]
+    #[serde(rename = "linux")]
+    Linux,
+    /// HyStart++, RFC 9406.
+    #[serde(rename = "hystart++")]
+    PlusPlus,
+    /// Plain RFC 5681 slow start.
+    #[serde(rename = "off")]
+    Off,
+}
+
+impl HyStartMode {
+    pub fn parse(s: &str) -> Option<HyStartMode> {
+        match s {
+            "linux" => Some(HyStartMode::Linux),
+            "hystart++" => Some(HyStartMode::PlusPlus),
+            "off" => Some(HyStartMode::Off),
+            _ => None,
+        }
+    }
+}
+
 impl CcKind {
     pub fn parse(s: &str) -> Option<CcKind> {
         match s {
@@ -157,6 +195,23 @@ impl CcKind {
             CcKind::Lia => Box::new(lia::Lia::new(mss, init_cwnd)),
             CcKind::Balia => Box::new(balia::Balia::new(mss, init_cwnd)),
             CcKind::Wvegas => Box::new(wvegas::Wvegas::new(mss, init_cwnd)),
+        }
+    }
+    /// As [`CcKind::build`], with CUBIC's slow-start exit chosen (Reno has none).
+    pub fn build_with(
+        self,
+        mss: u64,
+        init_cwnd: u64,
+        hystart: HyStartMode,
+    ) -> Box<dyn CongestionControl> {
+        match (self, hystart) {
+            (CcKind::Cubic, HyStartMode::PlusPlus) => {
+                Box::new(cubic::Cubic::with_hystart_plus_plus(mss, init_cwnd))
+            }
+            (CcKind::Cubic, HyStartMode::Off) => {
+                Box::new(cubic::Cubic::without_hystart(mss, init_cwnd))
+            }
+            _ => self.build(mss, init_cwnd),
         }
     }
 }

@@ -102,18 +102,31 @@ impl CongestionControl for Reno {
         self.bytes_acked = 0;
     }
 
+    fn set_loss_window(&mut self, cwnd: u64) {
+        self.cwnd = cwnd.max(self.mss);
+    }
+
+    fn undo(&mut self, prior_cwnd: u64, prior_ssthresh: u64) {
+        // tcp_undo_cwnd_reduction with tcp_reno_undo_cwnd.
+        self.cwnd = self.cwnd.max(prior_cwnd);
+        self.ssthresh = self.ssthresh.max(prior_ssthresh);
+    }
+
     fn restart_after_idle(&mut self, _now: Time, idle: Duration, rto: Duration, iw: u64) {
         (self.cwnd, self.ssthresh) = restart_window(self.cwnd, self.ssthresh, idle, rto, iw);
         self.bytes_acked = 0;
     }
 
     fn penalize(&mut self, _now: Time) {
-        // Linux MPTCP `mptcp_rcv_buf_optimization` halves snd_cwnd (floor 1 segment) and halves
-        // ssthresh only outside slow start. We use the stricter form the project chose: cwnd and
-        // ssthresh both become half the window, never below the 2*SMSS that RFC 5681 equation (4)
-        // allows a loss to leave, so a penalized subflow keeps an ACK clock.
-        self.cwnd = (self.cwnd / 2).max(2 * self.mss);
-        self.ssthresh = self.cwnd;
+        // Linux MPTCP v0.9x `mptcp_rcv_buf_optimization` (net/mptcp/mptcp_sched.c): snd_cwnd
+        // halves (at least one segment); ssthresh halves (at least two segments) only when the
+        // window was not in slow start, so a penalty never ends slow start.
+        // In packets, as the kernel's snd_cwnd and snd_ssthresh are.
+        let prior = self.cwnd;
+        self.cwnd = (self.cwnd / self.mss / 2).max(1) * self.mss;
+        if prior >= self.ssthresh {
+            self.ssthresh = (self.ssthresh / self.mss / 2).max(2) * self.mss;
+        }
         self.bytes_acked = 0;
     }
 
@@ -318,22 +331,35 @@ mod tests {
     }
 
     #[test]
-    fn penalize_halves_window_and_threshold() {
+    fn penalize_in_slow_start_halves_window_and_stays_in_slow_start() {
+        // v0.9x mptcp_rcv_buf_optimization: "If in slow start, do not reduce the ssthresh".
         let mut cc = reno();
         ack_round(&mut cc);
+        let ssthresh = cc.ssthresh();
         cc.penalize(Time::ZERO);
         assert_eq!(cc.window(), 10 * MSS);
-        assert_eq!(cc.ssthresh(), 10 * MSS);
-        assert!(!cc.in_slow_start());
+        assert_eq!(cc.ssthresh(), ssthresh);
+        assert!(cc.in_slow_start());
     }
 
     #[test]
-    fn penalize_small_window_floors_at_two_segments() {
+    fn penalize_in_avoidance_halves_window_and_threshold() {
+        let mut cc = reno();
+        ack_round(&mut cc);
+        cc.on_congestion_event(Time::ZERO, cc.window());
+        cc.on_recovery_end(Time::ZERO);
+        let (w, t) = (cc.window(), cc.ssthresh());
+        cc.penalize(Time::ZERO);
+        assert_eq!(cc.window(), w / 2);
+        assert_eq!(cc.ssthresh(), t / 2);
+    }
+
+    #[test]
+    fn penalize_small_window_floors_at_one_segment() {
         let mut cc = Reno::new(MSS, 3);
         cc.penalize(Time::ZERO);
-        assert_eq!(cc.window(), 2 * MSS);
+        assert_eq!(cc.window(), MSS);
         cc.penalize(Time::ZERO);
-        assert_eq!(cc.window(), 2 * MSS);
-        assert_eq!(cc.ssthresh(), 2 * MSS);
+        assert_eq!(cc.window(), MSS);
     }
 }

@@ -5,7 +5,18 @@
 //! out-of-order queue; the advertised window is what is left of the buffer, except that the
 //! window's right edge (data-ACK + window) never moves left: RFC 1122 §4.2.2.16, and Linux
 //! (`tcp_select_window`, MPTCP's `mptcp_select_window`) keeps the offered edge when out-of-order
-//! data fills the space it offered. Per-packet
+//! data fills the space it offered.
+//!
+//! The buffer is autotuned as Linux does for an MPTCP socket (`mptcp_rcv_space_adjust`,
+//! net/mptcp/protocol.c, the same dynamic right-sizing as `tcp_rcv_space_adjust`,
+//! net/ipv4/tcp_input.c): it starts at `tcp_rmem[1]` = 131,072 bytes and, once per receiver
+//! RTT estimate, grows to twice a window of `2·copied + 16·MSS` plus twice the growth over the
+//! previous RTT, where `copied` is what the application read in that RTT; capped by
+//! `tcp_rmem[2]` (the configured buffer). The window is half the buffer
+//! (`tcp_win_from_space` with the default scaling ratio of 50%, `TCP_DEFAULT_SCALING_RATIO`).
+//! The receiver RTT is `tcp_rcv_rtt_measure`'s: the time to receive one advertised window,
+//! minimum-filtered (Linux prefers the timestamp variant, `tcp_rcv_rtt_measure_ts`; our data
+//! segments carry no timestamp echo). Per-packet
 //! out-of-order delay (arrival to in-order delivery, seed 002 §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
 
@@ -14,9 +25,31 @@ use std::collections::BTreeMap;
 use crate::hist::LogHistogram;
 use crate::time::Time;
 
+/// Linux `tcp_rmem[1]`: the receive buffer a connection starts with.
+pub const TCP_RMEM_DEFAULT: u64 = 131_072;
+
+/// Dynamic right-sizing state (`tp->rcvq_space`, `tp->rcv_rtt_est`).
+#[derive(Debug, Clone, Copy)]
+struct Drs {
+    mss: u64,
+    /// `tcp_rmem[2]`.
+    max: u64,
+    /// Bytes the application read in the last measured RTT.
+    space: u64,
+    /// Data-ACK and time at the start of the current measurement.
+    seq: u64,
+    time: Option<Time>,
+    /// Receiver RTT estimate (ns), and the window edge / time its current sample started.
+    rtt: Option<u64>,
+    rtt_seq: u64,
+    rtt_time: Option<Time>,
+}
+
 #[derive(Debug)]
 pub struct RecvBuffer {
+    /// `sk_rcvbuf`: the window offered is half of it.
     capacity: u64,
+    drs: Option<Drs>,
     /// Highest right window edge offered so far (DSN).
     right_edge: u64,
     /// Next DSN expected in order (the data-ACK).
@@ -44,9 +77,11 @@ pub struct Delivery {
 }
 
 impl RecvBuffer {
+    /// A buffer of fixed size `capacity`, all of it offered as window.
     pub fn new(capacity: u64) -> Self {
         RecvBuffer {
             capacity,
+            drs: None,
             right_edge: capacity,
             rcv_nxt: 0,
             ofo: BTreeMap::new(),
@@ -59,6 +94,93 @@ impl RecvBuffer {
         }
     }
 
+    /// A buffer autotuned as Linux's from `tcp_rmem[1]` up to `max` (`tcp_rmem[2]`).
+    pub fn autotuned(mss: u32, max: u64) -> Self {
+        let start = TCP_RMEM_DEFAULT.min(max);
+        let mut b = RecvBuffer::new(start);
+        let mss = u64::from(mss);
+        b.drs = Some(Drs {
+            mss,
+            max,
+            // `mptcp_rcv_space_init`: min(rcv_wnd, TCP_INIT_CWND · advmss).
+            space: (10 * mss).min(start / 2),
+            seq: 0,
+            time: None,
+            rtt: None,
+            rtt_seq: 0,
+            rtt_time: None,
+        });
+        b.right_edge = b.window_space();
+        b
+    }
+
+    /// The window the first segment of an autotuned connection offers (before any ACK).
+    pub fn initial_window(max: u64) -> u64 {
+        TCP_RMEM_DEFAULT.min(max) / 2
+    }
+
+    /// `tcp_win_from_space`: all of a fixed buffer, half of an autotuned one.
+    fn window_space(&self) -> u64 {
+        if self.drs.is_some() {
+            self.capacity / 2
+        } else {
+            self.capacity
+        }
+    }
+
+    /// The receive buffer now (`sk_rcvbuf`).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// `tcp_rcv_rtt_measure` and `tcp_rcv_space_adjust` after in-order data reached the
+    /// application at `now`.
+    fn adjust_space(&mut self, now: Time) {
+        let rwnd = self.rwnd();
+        let Some(d) = self.drs.as_mut() else { return };
+        // Receiver RTT: the time one advertised window takes to arrive, minimum-filtered.
+        if let Some(t) = d.rtt_time {
+            if self.rcv_nxt < d.rtt_seq {
+                return self.space_adjust(now);
+            }
+            let sample = now.saturating_since(t).0;
+            if sample > 0 && d.rtt.is_none_or(|r| sample < r) {
+                d.rtt = Some(sample);
+            }
+        }
+        d.rtt_seq = self.rcv_nxt + rwnd;
+        d.rtt_time = Some(now);
+        self.space_adjust(now);
+    }
+
+    fn space_adjust(&mut self, now: Time) {
+        let Some(d) = self.drs.as_mut() else { return };
+        let Some(start) = d.time else {
+            d.time = Some(now);
+            d.seq = self.rcv_nxt;
+            return;
+        };
+        let Some(rtt) = d.rtt else { return };
+        if now.saturating_since(start).0 < rtt {
+            return;
+        }
+        let copied = self.rcv_nxt - d.seq;
+        if copied > d.space {
+            // Twice what was read (losses) plus a cushion, plus twice the growth over the last
+            // RTT (a sender in slow start doubles per RTT).
+            let mut rcvwin = 2 * copied + 16 * d.mss;
+            let grow = rcvwin as u128 * u128::from(copied - d.space) / u128::from(d.space.max(1));
+            rcvwin = rcvwin.saturating_add(2 * grow.min(u128::from(u64::MAX / 4)) as u64);
+            let rcvbuf = rcvwin.saturating_mul(2).min(d.max);
+            if rcvbuf > self.capacity {
+                self.capacity = rcvbuf;
+            }
+            d.space = copied;
+        }
+        d.seq = self.rcv_nxt;
+        d.time = Some(now);
+    }
+
     pub fn data_ack(&self) -> u64 {
         self.rcv_nxt
     }
@@ -68,7 +190,7 @@ impl RecvBuffer {
     }
 
     fn offer_window(&mut self) {
-        let free = self.capacity.saturating_sub(self.ofo_bytes);
+        let free = self.window_space().saturating_sub(self.ofo_bytes);
         self.right_edge = self.right_edge.max(self.rcv_nxt + free);
     }
     pub fn ofo_bytes(&self) -> u64 {
@@ -138,6 +260,7 @@ impl RecvBuffer {
             self.rcv_nxt = self.rcv_nxt.max(e);
             self.ooo_delay.record(now.saturating_since(arrived).0);
         }
+        self.adjust_space(now);
         self.offer_window();
         Delivery {
             bytes: self.rcv_nxt - before,
@@ -218,5 +341,46 @@ mod tests {
         assert_eq!((r.data_ack(), r.rwnd()), (1000, 3_000));
         r.on_data(Time(3), 1000, 1000);
         assert_eq!((r.data_ack(), r.rwnd()), (4000, 4_000));
+    }
+
+    /// In-order data of `n` segments of 1,000 bytes at `t` ns, delivered at once.
+    fn deliver(r: &mut RecvBuffer, t: u64, n: u64) {
+        for _ in 0..n {
+            let dsn = r.data_ack();
+            r.on_data(Time(t), dsn, 1000);
+        }
+    }
+
+    #[test]
+    fn autotuned_buffer_starts_at_tcp_rmem_default_offering_half() {
+        let r = RecvBuffer::autotuned(1000, 6 << 20);
+        assert_eq!(r.capacity(), TCP_RMEM_DEFAULT);
+        assert_eq!(r.rwnd(), TCP_RMEM_DEFAULT / 2);
+        assert_eq!(RecvBuffer::initial_window(6 << 20), TCP_RMEM_DEFAULT / 2);
+    }
+
+    #[test]
+    fn autotuned_buffer_grows_with_what_the_application_reads_per_rtt() {
+        // One segment at 1 ms starts both measurements; the RTT one ends once data reaches
+        // the right edge offered then (65 536). 65 segments at 101 ms: it does at 66 000 (RTT
+        // 100 ms), and 65 000 bytes were read in that RTT against the initial space of 10
+        // segments (`mptcp_rcv_space_init`). tcp_rcv_space_adjust: rcvwin =
+        // 2·65 000 + 16·1 000 = 146 000, grown by 2·146 000·(65 000 − 10 000)/10 000 =
+        // 1 606 000 to 1 752 000; the buffer is twice that, the window half the buffer.
+        let mut r = RecvBuffer::autotuned(1000, 6 << 20);
+        let ms = 1_000_000;
+        deliver(&mut r, ms, 1);
+        deliver(&mut r, 101 * ms, 65);
+        assert_eq!(r.capacity(), 3_504_000);
+        assert_eq!(r.rwnd(), 1_752_000);
+    }
+
+    #[test]
+    fn autotuned_buffer_is_capped_by_tcp_rmem_max() {
+        let mut r = RecvBuffer::autotuned(1000, 1_000_000);
+        let ms = 1_000_000;
+        deliver(&mut r, ms, 1);
+        deliver(&mut r, 101 * ms, 65);
+        assert_eq!(r.capacity(), 1_000_000);
     }
 }

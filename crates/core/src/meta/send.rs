@@ -31,6 +31,9 @@ pub struct SegRecord {
     pub tx_time: [Option<Time>; MAX_PATHS],
     /// A subflow ACK has reported it received (on any path).
     pub received: bool,
+    /// Bit p set: queued for reinjection when path p's retransmission timer fired (v0.9x marks
+    /// the subflow's copy `MPTCP_REINJECT` so a later timeout does not queue it again).
+    pub reinject_from: u8,
 }
 
 impl SegRecord {
@@ -85,6 +88,9 @@ pub struct SendBuffer {
     peer_rwnd: u64,
     reinjected_bytes: u64,
     reinjected_segments: u64,
+    /// Connection-level reinjection queue (v0.9x `mpcb->reinject_queue`): segments a timed-out
+    /// subflow holds, in DSN order, waiting to be sent on another subflow before any new data.
+    reinject: std::collections::BTreeSet<SegNo>,
 }
 
 impl SendBuffer {
@@ -101,7 +107,18 @@ impl SendBuffer {
             peer_rwnd: initial_peer_rwnd,
             reinjected_bytes: 0,
             reinjected_segments: 0,
+            reinject: Default::default(),
         }
+    }
+
+    /// Grow or shrink the buffer the application writes into (Linux recomputes the MPTCP
+    /// socket's `sk_sndbuf` from its subflows', `__mptcp_sync_sndbuf`). Data already written
+    /// stays; only what the application may add changes.
+    pub fn set_capacity(&mut self, bytes: u64) {
+        self.capacity = bytes;
+    }
+    pub fn capacity(&self) -> u64 {
+        self.capacity
     }
 
     // ---- application side ----------------------------------------------------------------
@@ -145,6 +162,7 @@ impl SendBuffer {
                 tx_mask: 0,
                 tx_time: [None; MAX_PATHS],
                 received: false,
+                reinject_from: 0,
             });
             self.written += len;
             left -= len;
@@ -269,6 +287,49 @@ impl SendBuffer {
         (i < self.chunks.len()).then_some(i)
     }
 
+    // ---- connection-level reinjection ------------------------------------------------------
+
+    /// Path `from` timed out holding segment `no`: queue it for another subflow, as v0.9x
+    /// `mptcp_reinject_data` (net/mptcp/mptcp_output.c) does with every segment of the subflow's
+    /// write queue. A segment already data-acknowledged, already received (SACKed), or queued
+    /// before from the same subflow is skipped (`__mptcp_reinject_data` drops what the
+    /// data-ACK covers; `MPTCP_REINJECT` keeps a second timeout from queueing it again).
+    pub fn queue_reinject(&mut self, no: SegNo, from: PathId) -> bool {
+        let base = self.base;
+        let Some(s) = no
+            .checked_sub(base)
+            .and_then(|i| self.segs.get_mut(i as usize))
+        else {
+            return false;
+        };
+        if s.received || s.reinject_from & (1 << from) != 0 {
+            return false;
+        }
+        s.reinject_from |= 1 << from;
+        self.reinject.insert(no)
+    }
+
+    /// The oldest segment waiting for reinjection. Entries the data-ACK or a subflow ACK has
+    /// covered meanwhile leave the queue here (v0.9x frees them in `mptcp_write_xmit`).
+    pub fn reinject_head(&mut self) -> Option<SegNo> {
+        while let Some(&no) = self.reinject.first() {
+            if self.seg(no).is_some_and(|s| !s.received) {
+                return Some(no);
+            }
+            self.reinject.pop_first();
+        }
+        None
+    }
+
+    /// Segment `no` left the reinjection queue (sent, or no subflow may carry it).
+    pub fn take_reinject(&mut self, no: SegNo) {
+        self.reinject.remove(&no);
+    }
+
+    pub fn reinject_pending(&self) -> bool {
+        !self.reinject.is_empty()
+    }
+
     // ---- transitions driven by the connection ----------------------------------------------
 
     /// Record a transmission of `no` on path `p` at `now`; counts a reinjection when another
@@ -290,6 +351,34 @@ impl SendBuffer {
             if let Some(ci) = self.chunk_index(chunk) {
                 self.chunks[ci].unsent_bytes -= len;
             }
+        }
+    }
+
+    /// Segment `no` was committed to path `p`'s write queue but never left: it goes back to the
+    /// unsent data (a stale subflow's queue is pushed again, upstream
+    /// `__mptcp_retransmit_pending_data`, net/mptcp/protocol.c).
+    pub fn unassign(&mut self, no: SegNo, p: PathId) {
+        let base = self.base;
+        let Some(s) = no
+            .checked_sub(base)
+            .and_then(|i| self.segs.get_mut(i as usize))
+        else {
+            return;
+        };
+        if !s.sent_on(p) {
+            return;
+        }
+        s.tx_mask &= !(1u8 << p);
+        s.tx_time[p as usize] = None;
+        if s.sent() {
+            return;
+        }
+        let (len, chunk) = (s.len as u64, s.chunk);
+        if let Some(ci) = self.chunk_index(chunk) {
+            let c = &mut self.chunks[ci];
+            c.unsent_bytes += len;
+            c.head_unsent = c.head_unsent.min(no);
+            c.tail_unsent = c.tail_unsent.max(no + 1);
         }
     }
 

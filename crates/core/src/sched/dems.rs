@@ -578,8 +578,10 @@ impl Dems {
             k += 1;
             let pi = self.plan_index(&c, view);
             if c.unsent_bytes > 0 {
-                if !self.may_send_new(view, i, c.unsent_bytes) {
-                    return None; // Eq. 9: withheld; the small subflow will finish this chunk
+                // Eq. 9: withheld; the small subflow will finish this chunk — unless it is
+                // unavailable after a retransmission timeout (issue 9: it finishes nothing).
+                if ctx.available(view.smallest()) && !self.may_send_new(view, i, c.unsent_bytes) {
+                    return None;
                 }
                 let mut seg = if self.plans[pi].head == i {
                     ctx.meta_mut().first_unsent(c.id)?

@@ -3,10 +3,13 @@
 //!
 //! * Among the subflows with congestion-window space, send the next unsent segment (DSN order)
 //!   on the one with the lowest smoothed RTT. Subflows without an RTT sample yet rank last.
-//! * When the peer's receive window blocks new data, Linux's `mptcp_rcv_buf_optimization`:
+//! * When the peer's receive window blocks new data, or nothing is left to send and the
+//!   application is blocked on a nearly full send buffer, Linux's `mptcp_rcv_buf_optimization`
+//!   (penalizing in the second case only once the buffer is full):
 //!   - penalization: every other subflow that carried the segment at the data-ACK left edge, has
 //!     a higher smoothed RTT than the subflow MinRTT picked and is not recovering from a loss
-//!     has its congestion window halved (at most once per its RTT);
+//!     has its congestion window halved (at most once per its RTT); its ssthresh halves too
+//!     unless it is in slow start, which a penalty never ends (v0.9x);
 //!   - opportunistic retransmission: the picked subflow resends that segment if it has not
 //!     carried it and if doing so can help: it is more than 4 times faster (srtt) than every
 //!     subflow that carried it, or such a carrier's window is down to 4 segments. Resending the
@@ -40,11 +43,14 @@ impl MinRtt {
         }
     }
 
-    /// `mptcp_rcv_buf_optimization` for subflow `p`, the one MinRTT picked.
+    /// `mptcp_rcv_buf_optimization` for subflow `p`, the one MinRTT picked. `penal`: the
+    /// caller allows penalization (always when the receive window blocks; when the send buffer
+    /// is what blocks, only once it is full, `!sk_stream_memory_free(meta_sk)`).
     fn opportunistic_retransmission(
         &self,
         ctx: &mut SchedCtx<'_>,
         p: PathId,
+        penal: bool,
     ) -> Option<Assignment> {
         let left = ctx.meta().base_seg();
         let rec = *ctx.meta().seg(left)?;
@@ -54,7 +60,7 @@ impl MinRtt {
         // Without an RTT sample there is nothing to compare; p ranks after every sampled one.
         let my_rtt = ctx.subflow(p).srtt()?;
         let carriers = (0..ctx.npaths() as PathId).filter(|&q| q != p && rec.sent_on(q));
-        if self.penalize {
+        if self.penalize && penal {
             for q in carriers.clone() {
                 let sf = ctx.subflow(q);
                 let open = matches!(
@@ -88,7 +94,14 @@ impl Scheduler for MinRtt {
         let best = order.iter().copied().find(|&p| ctx.has_space(p))?;
         match ctx.meta_mut().next_unsent() {
             Some(n) if ctx.may_send(n) => Some(Assignment { path: best, seg: n }),
-            Some(_) if self.opportunistic => self.opportunistic_retransmission(ctx, best),
+            Some(_) if self.opportunistic => self.opportunistic_retransmission(ctx, best, true),
+            // Nothing unsent and the application blocked on a send buffer less than a third
+            // free (`__mptcp_next_segment`: SOCK_NOSPACE and sk_stream_wspace <
+            // sk_stream_min_wspace): the left edge is what holds the buffer.
+            None if self.opportunistic && 3 * ctx.meta().free_space() < ctx.meta().capacity() => {
+                let full = ctx.meta().free_space() == 0;
+                self.opportunistic_retransmission(ctx, best, full)
+            }
             _ => None,
         }
     }

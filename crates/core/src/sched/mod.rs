@@ -39,6 +39,7 @@ pub mod dems;
 pub mod dems_n;
 pub mod ecf;
 pub mod fixed_split;
+pub mod linux;
 pub mod lte_handover;
 pub mod minrtt;
 pub mod musher;
@@ -46,6 +47,8 @@ pub mod otias;
 pub mod redundant;
 pub mod rr;
 pub mod single;
+pub mod stms_a;
+pub mod stms_c;
 pub mod sttf;
 pub mod view;
 
@@ -80,6 +83,30 @@ pub enum SchedEvent {
     Rto { path: PathId },
 }
 
+/// Connection-held state of one subflow that the subflow itself does not know.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathInfo {
+    /// The subflow may take data: it is not "potentially failed" after a retransmission
+    /// timeout (v0.9x `tp->pf`, `mptcp_is_def_unavailable`) nor in the RTO Loss state
+    /// (`mptcp_is_temp_unavailable`, net/mptcp/mptcp_sched.c).
+    pub available: bool,
+    /// Bytes committed to the subflow's write queue and not yet sent (schedulers that queue
+    /// ahead of the window: upstream Linux pushes a burst into `ssk`'s write queue).
+    pub queued: u64,
+    /// The subflow's send buffer, bytes (`sk_sndbuf`, autotuned as `tcp_sndbuf_expand`).
+    pub sndbuf: u64,
+}
+
+impl Default for PathInfo {
+    fn default() -> Self {
+        PathInfo {
+            available: true,
+            queued: 0,
+            sndbuf: u64::MAX,
+        }
+    }
+}
+
 /// The subflows behind a [`SchedCtx`]. The simulator's own slice is kept apart from other
 /// drivers' so that its accessor calls stay direct (no vtable in the hot path; BENCHMARKS.md,
 /// "subflow view").
@@ -96,6 +123,8 @@ pub struct SchedCtx<'a> {
     meta: &'a mut SendBuffer,
     est: &'a Estimator,
     penalties: &'a mut Vec<PathId>,
+    /// Per-path connection state; empty means every path available with nothing queued.
+    paths: &'a [PathInfo],
 }
 
 impl<'a> SchedCtx<'a> {
@@ -113,7 +142,22 @@ impl<'a> SchedCtx<'a> {
             meta,
             est,
             penalties,
+            paths: &[],
         }
+    }
+    /// The connection's per-path state (availability, write queue, send buffer).
+    pub fn with_paths(mut self, paths: &'a [PathInfo]) -> Self {
+        self.paths = paths;
+        self
+    }
+    /// Connection-held state of path `p`.
+    pub fn path_info(&self, p: PathId) -> PathInfo {
+        self.paths.get(p as usize).copied().unwrap_or_default()
+    }
+    /// Whether `p` may take data at all (not potentially failed after an RTO, not in the RTO
+    /// Loss state). New data never goes to an unavailable subflow.
+    pub fn available(&self, p: PathId) -> bool {
+        self.path_info(p).available
     }
     /// Any driver's context: subflows seen through [`SubflowView`] (kernel TCP subflows in
     /// the real proxy).
@@ -130,6 +174,7 @@ impl<'a> SchedCtx<'a> {
             meta,
             est,
             penalties,
+            paths: &[],
         }
     }
     #[inline]
@@ -150,13 +195,14 @@ impl<'a> SchedCtx<'a> {
     pub fn subflows(&self) -> impl Iterator<Item = &dyn SubflowView> + '_ {
         (0..self.npaths()).map(|p| self.subflow(p as PathId))
     }
-    /// Room for one more segment in `p`'s congestion window.
+    /// Room for one more segment in `p`'s congestion window, and `p` available.
     #[inline]
     pub fn has_space(&self, p: PathId) -> bool {
-        match self.subflows {
-            Subflows::Sim(s) => s[p as usize].has_cwnd_space(),
-            Subflows::Any(s) => s.view(p).has_cwnd_space(),
-        }
+        self.available(p)
+            && match self.subflows {
+                Subflows::Sim(s) => s[p as usize].has_cwnd_space(),
+                Subflows::Any(s) => s.view(p).has_cwnd_space(),
+            }
     }
     #[inline]
     fn srtt_of(&self, p: PathId) -> Option<Duration> {
@@ -235,6 +281,33 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment>;
     /// Notification of an event; the default ignores it.
     fn on_event(&mut self, _ctx: &mut SchedCtx<'_>, _ev: &SchedEvent) {}
+    /// The sequence gap (segments) a gap-keeping scheduler holds for the fast subflow now
+    /// (STMS, Shi et al., USENIX ATC 2018, Eq. 2); `None` for the others. For traces and tests.
+    fn gap_segments(&self) -> Option<f64> {
+        None
+    }
+    /// Which subflow sends segment `seg` from the connection's reinjection queue (data a
+    /// timed-out subflow held, see [`SchedEvent::Rto`]); `None` waits. The default is v0.9x
+    /// `get_available_subflow` (net/mptcp/mptcp_sched.c) for a reinjected segment: the
+    /// lowest-sRTT available subflow that has not carried it yet, or nothing while one that
+    /// has not carried it lacks window space. Unlike v0.9x we never hand it back to a subflow
+    /// that already carried it (that subflow retransmits its own copy), so a segment every
+    /// subflow has carried leaves the queue: [`ReinjectChoice::Drop`].
+    fn reinject_path(&mut self, ctx: &mut SchedCtx<'_>, seg: SegNo) -> ReinjectChoice {
+        default_reinject_path(ctx, seg)
+    }
+    /// The scheduler commits segments into subflow write queues ahead of the congestion window
+    /// (upstream Linux); the connection then accepts assignments to subflows without window
+    /// space and sends them as the window opens.
+    fn queues_ahead(&self) -> bool {
+        false
+    }
+    /// The scheduler is plain single-path TCP: no connection level, so a subflow's timeout
+    /// makes it neither unavailable nor reinjected (Linux TCP keeps sending new data in
+    /// CA_Loss as the window allows).
+    fn single_path(&self) -> bool {
+        false
+    }
     /// The one path a single-path scheduler uses: the connection is then plain TCP over that
     /// path (its handshake on it, no MP_JOIN to the others).
     fn only_path(&self) -> Option<PathId> {
@@ -242,18 +315,59 @@ pub trait Scheduler: std::fmt::Debug + Send {
     }
 }
 
+/// Where a reinjected segment goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReinjectChoice {
+    Send(PathId),
+    /// Keep it queued; nothing else is sent before it.
+    Wait,
+    /// No subflow can usefully carry it: forget it.
+    Drop,
+}
+
+/// v0.9x `get_subflow_from_selectors` for a reinjected segment (see [`Scheduler::reinject_path`]).
+pub fn default_reinject_path(ctx: &SchedCtx<'_>, seg: SegNo) -> ReinjectChoice {
+    let Some(rec) = ctx.meta().seg(seg) else {
+        return ReinjectChoice::Drop;
+    };
+    let mut best: Option<PathId> = None;
+    let mut waiting = false;
+    for &p in ctx.by_srtt().iter() {
+        if rec.sent_on(p) {
+            continue;
+        }
+        if ctx.has_space(p) {
+            best = Some(p);
+            break;
+        }
+        // Unavailable or without window space for now: it may take the segment later.
+        waiting = true;
+    }
+    match (best, waiting) {
+        (Some(p), _) => ReinjectChoice::Send(p),
+        (None, true) => ReinjectChoice::Wait,
+        (None, false) => ReinjectChoice::Drop,
+    }
+}
+
 /// Every scheduler the engine builds by name, with its paper reference.
 pub const SCHEDULERS: &[(&str, &str)] = &[
     (
         "minrtt",
-        "lowest-sRTT subflow with window space; opportunistic retransmission and penalization (Linux MPTCP v0.9x default; seed 001 §3.1, seed 002 §2.3)",
+        "lowest-sRTT subflow with window space; opportunistic retransmission and penalization (Linux MPTCP v0.9x default; Cech, TUM 2020 §3.1, Shi et al., USENIX ATC 2018 §2.3)",
     ),
-    ("rr", "round robin over subflows with window space, starting at the lowest RTT (seed 000 §7.5)"),
-    ("redundant", "every segment on every subflow (ReMP; seed 000 §3.1, §7.5)"),
-    ("single", "best single path by capacity estimate, or single:NAME (seed 000 §3.2, §7.5)"),
-    ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (seed 000 §4.1-4.2, §7.1); N paths: our generalization"),
-    ("dems-s", "DEMS with simple reinjection past the meeting point (seed 000 §4.3, Eq. 10)"),
-    ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (seed 000 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
+    (
+        "linux",
+        "upstream Linux MPTCP: lowest linger time (queued bytes / pacing rate), 64 KB bursts into the subflow's queue (net/mptcp/protocol.c, mptcp_subflow_get_send)",
+    ),
+    ("rr", "round robin over subflows with window space, starting at the lowest RTT (Guo et al., MobiCom 2017 §7.5)"),
+    ("redundant", "every segment on every subflow (ReMP; Guo et al., MobiCom 2017 §3.1, §7.5)"),
+    ("single", "best single path by capacity estimate, or single:NAME (Guo et al., MobiCom 2017 §3.2, §7.5)"),
+    ("dems-b", "DEMS basic: two-way chunk split, large-OWD subflow stopped by Eq. 9 for simultaneous completion, no reinjection (Guo et al., MobiCom 2017 §4.1-4.2, §7.1); N paths: our generalization"),
+    ("dems-s", "DEMS with simple reinjection past the meeting point (Guo et al., MobiCom 2017 §4.3, Eq. 10)"),
+    ("dems-f", "DEMS full: Algorithm 1, adaptive reinjection by Eq. 11-12 (Guo et al., MobiCom 2017 §4.4-4.5); dems-f:k=K sets delta = K*stddev(dOWD), dems-f:delta=30ms fixes it"),
+    ("stms-c", "STMS with computed gap: fast subflow sends in order, slow one skips Gap = B_f (OWD_s - OWD_f) segments (Shi et al., USENIX ATC 2018, Alg. 1, Eq. 2)"),
+    ("stms-a", "STMS with adjusted gap: Alg. 1 with the gap learned from data-ACKs every (RTT_s + RTT_f)/2 (Shi et al., USENIX ATC 2018, Alg. 2)"),
     // The field compared by Cech, TUM 2020 (Table 1), one file each.
     ("blest", "BLEST: withhold the slow subflow when the fast one would be send-window blocked; lambda adapted as Linux mptcp_blest.c (Ferlin et al., IFIP Networking 2016; Cech, TUM 2020, Alg. 1)"),
     ("ecf", "ECF: wait for the fast subflow when that completes sooner, beta = 1/4 hysteresis (Lim et al., CoNEXT 2017; Cech, TUM 2020, Alg. 2)"),
@@ -294,6 +408,7 @@ pub fn build(
         ("minrtt", Some("nopenalty")) => Box::new(minrtt::MinRtt::new(false)),
         ("minrtt", Some("noor")) => Box::new(minrtt::MinRtt::plain()),
         ("rr", None) => Box::new(rr::RoundRobin::default()),
+        ("linux", None) => Box::new(linux::Linux::default()),
         ("dems-b" | "dems-s" | "dems-f", _) => match dems::build(base, arg, path_names.len()) {
             Some(s) => s,
             None => {
@@ -301,6 +416,8 @@ pub fn build(
                 return Err(SchedError::Unknown(name.to_string(), known.join(", ")));
             }
         },
+        ("stms-c", None) => Box::new(stms_c::StmsC::default()),
+        ("stms-a", None) => Box::new(stms_a::StmsA::default()),
         ("redundant", None) => Box::new(redundant::Redundant::new(path_names.len())),
         ("blest", None) => Box::new(blest::Blest::new(path_names.len())),
         ("ecf", None) => Box::new(ecf::Ecf::new()),

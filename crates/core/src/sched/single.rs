@@ -1,8 +1,9 @@
 //! `single`: use one path only (seed 000 §3.2, §7.5 "best single path"). Without an argument the
 //! path with the highest configured capacity; `single:NAME` names it.
 
+use crate::meta::send::SegNo;
 use crate::packet::PathId;
-use crate::sched::{Assignment, SchedCtx, Scheduler};
+use crate::sched::{Assignment, ReinjectChoice, SchedCtx, Scheduler};
 
 #[derive(Debug)]
 pub struct Single {
@@ -29,6 +30,16 @@ impl Scheduler for Single {
             path: self.path,
             seg,
         })
+    }
+
+    /// Single-path TCP has no connection level to reinject at: its subflow repairs its own
+    /// losses.
+    fn reinject_path(&mut self, _ctx: &mut SchedCtx<'_>, _seg: SegNo) -> ReinjectChoice {
+        ReinjectChoice::Drop
+    }
+
+    fn single_path(&self) -> bool {
+        true
     }
 
     fn only_path(&self) -> Option<PathId> {

@@ -42,7 +42,7 @@ pub trait SubflowView {
     fn bytes_acked(&self) -> u64;
     /// Latest delivery-rate sample, bits/s.
     fn delivery_rate_bps(&self) -> Option<f64>;
-    /// Pacing rate, bits/s; `None` when the subflow does not pace (the simulator).
+    /// Pacing rate, bits/s (Linux `sk_pacing_rate`); `None` when unknown.
     fn pacing_rate_bps(&self) -> Option<f64> {
         None
     }
@@ -152,6 +152,10 @@ impl SubflowView for SubflowSender {
     fn delivery_rate_bps(&self) -> Option<f64> {
         SubflowSender::delivery_rate_bps(self)
     }
+    #[inline]
+    fn pacing_rate_bps(&self) -> Option<f64> {
+        SubflowSender::pacing_rate_bps(self)
+    }
 }
 
 #[cfg(test)]
@@ -228,7 +232,7 @@ mod tests {
         assert_eq!(v.in_flight(), 0);
         assert!(v.has_cwnd_space());
         assert_eq!(v.srtt(), None);
-        assert_eq!(v.pacing_rate_bps(), None);
+        assert_eq!(v.pacing_rate_bps(), None, "no RTT sample yet");
         assert_eq!(v.notsent_bytes(), 0);
     }
 

@@ -1,11 +1,30 @@
-//! The sending half of one subflow: sequence space, SACK scoreboard, loss recovery and RTO.
+//! The sending half of one subflow: sequence space, SACK scoreboard, loss detection, loss
+//! recovery and the retransmission timer, as Linux 6.x TCP does them (`tcp_recovery = 1`,
+//! `tcp_frto = 2`, `tcp_early_retrans = 3`).
 //!
-//! Loss recovery is RFC 6675 (conservative SACK-based recovery): a segment is lost once more
-//! than (DupThresh − 1) · SMSS bytes above it have been SACKed (IsLost, §4), recovery starts on
-//! the first such loss with RecoveryPoint = HighData, the congestion controller is told once per
-//! recovery episode, and retransmissions of lost segments go before new data while
-//! pipe < cwnd (§5). The RTO follows RFC 6298 (§5: restart on new cumulative ACK, back off on
-//! expiry, after expiry every unSACKed segment is retransmitted from the left edge).
+//! * Loss detection is RACK (RFC 8985; Linux `tcp_rack_detect_loss`, net/ipv4/tcp_recovery.c)
+//!   for first transmissions and retransmissions alike: a segment is lost once a segment sent
+//!   after it has been delivered and more than `rack.rtt + reo_wnd` has passed since it was
+//!   sent. Segments not yet past that point wait for the reordering timer
+//!   (`tcp_rack_reo_timeout`). `reo_wnd` is min_RTT/4 (at most SRTT), and 0 in recovery or once
+//!   DupThresh = 3 segments are SACKed (`tcp_rack_reo_wnd`; subflows never reorder, so
+//!   `reord_seen` stays 0). There is no separate duplicate-ACK count (Linux's
+//!   `tcp_time_to_recover` uses it only without RACK).
+//! * Fast recovery starts on the first loss RACK finds, with RecoveryPoint = SND.NXT; the
+//!   controller is told once per episode; retransmissions of lost segments go before new data
+//!   while pipe < cwnd (RFC 6675 §5).
+//! * One timer, as Linux's `icsk_pending`: the RTO, the reordering timer, or the tail-loss
+//!   probe (`tcp_schedule_loss_probe`: PTO = 2·SRTT + 2 ms, + rto_min instead of 2 ms when one
+//!   segment is out, never later than the RTO would fire; only in the Open state). The RTO is
+//!   re-armed when the head is retransmitted and after a probe or reordering timeout
+//!   (`tcp_rearm_rto`), and measured from the head's send time while a probe or reordering
+//!   timer stands in for it (`tcp_rto_delta_us`).
+//! * On an RTO (`tcp_enter_loss`): the head is marked lost, other segments only if RACK with
+//!   reo_wnd = 0 deems them lost (`tcp_timeout_mark_lost`), cwnd = pipe + 1, and F-RTO
+//!   (RFC 5682, Linux `tcp_process_loss`) decides whether the timeout was spurious: if the ACK
+//!   advancing SND.UNA echoes a timestamp older than the first retransmission, or, after new data
+//!   was sent in place of retransmissions, never-retransmitted data is (S)ACKed, the window and
+//!   ssthresh are restored (`tcp_try_undo_loss`, `tcp_undo_cwnd_reduction`).
 //!
 //! Windows count packets, as Linux's do (`snd_cwnd` and `packets_out` are in segments): every
 //! segment weighs one SMSS in the pipe and in the acknowledged amount the congestion controller
@@ -17,19 +36,24 @@
 //! four rounds. Delivery accounting and statistics use real bytes.
 //!
 //! Cost per ACK does not grow with the window: SACK blocks are diffed against the set of
-//! already-SACKed ranges so only newly SACKed segments are visited, and IsLost is evaluated by
-//! a pointer that only moves forward while "SACKed bytes above it" is kept as a running sum.
+//! already-SACKed ranges so only newly SACKed segments are visited, and RACK walks two
+//! send-time-ordered streams (first transmissions in sequence order behind a pointer that only
+//! moves forward, retransmissions in a queue in send order), each stopping at its first segment
+//! not yet lost, as Linux's time-sorted `tsorted_sent_queue` walk does.
 
 use std::collections::VecDeque;
 
-use crate::cc::{AckSample, CcKind, CongestionControl, CoupledView};
+use crate::cc::{AckSample, CcKind, CongestionControl, CoupledView, HyStartMode};
 use crate::packet::{Ack, DataSegment, PathId};
 use crate::rangeset::RangeSet;
 use crate::subflow::rtt::RttEstimator;
 use crate::time::{Duration, Time};
 
-/// RFC 6675 DupThresh.
+/// Linux `tp->reordering` default (`sysctl_tcp_reordering`): RACK's reordering window closes
+/// once this many segments are SACKed.
 const DUP_THRESH: u64 = 3;
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies at HZ = 1000): added to the probe and reordering timers.
+const TIMEOUT_MIN: Duration = Duration::from_millis(2);
 
 /// One transmitted segment on the subflow scoreboard.
 #[derive(Clone, Copy, Debug)]
@@ -59,7 +83,8 @@ impl Sent {
     fn end(&self) -> u64 {
         self.seq + self.len as u64
     }
-    /// RFC 6675 pipe: a segment counts unless SACKed, or lost and not yet retransmitted.
+    /// RFC 6675 pipe (Linux `tcp_packets_in_flight`): a segment counts unless SACKed, or lost
+    /// and not yet retransmitted.
     fn in_pipe(&self) -> bool {
         !self.sacked && (!self.lost || self.retx_in_flight)
     }
@@ -73,6 +98,17 @@ pub enum SubflowState {
     Recovery,
     /// After an RTO, until the data outstanding at the timeout is acknowledged.
     Loss,
+}
+
+/// Which of Linux's mutually exclusive transmit timers is armed (`icsk_pending`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TimerKind {
+    /// `ICSK_TIME_RETRANS`.
+    Rto,
+    /// `ICSK_TIME_REO_TIMEOUT`: RACK's reordering timer.
+    Reo,
+    /// `ICSK_TIME_LOSS_PROBE`.
+    Probe,
 }
 
 /// A segment that a subflow ACK reported as received for the first time.
@@ -111,12 +147,46 @@ pub struct AckOutcome {
     pub echoed: Option<(Time, u64)>,
 }
 
+/// What to restore if an RTO turns out spurious (Linux `prior_cwnd`, `prior_ssthresh`,
+/// `retrans_stamp`).
+#[derive(Clone, Copy, Debug)]
+struct Undo {
+    prior_cwnd: u64,
+    prior_ssthresh: u64,
+    /// Send time of the first retransmission of the episode; `None` until it leaves.
+    retrans_stamp: Option<Time>,
+}
+
+/// RACK state (RFC 8985 §6.1; Linux `tp->rack`).
+#[derive(Clone, Copy, Debug, Default)]
+struct Rack {
+    /// RACK.xmit_ts: send time of the most recently sent segment delivered so far.
+    xmit: Time,
+    /// Its end sequence, to order segments sent at the same instant.
+    end_seq: u64,
+    /// RACK.rtt: the RTT of the latest delivery (`tcp_rack_advance`).
+    rtt: Duration,
+    /// A delivery moved RACK since the last loss scan.
+    advanced: bool,
+}
+
+impl Rack {
+    /// `tcp_skb_sent_after(rack.mstamp, t, rack.end_seq, end)`: was (t, end) sent before the
+    /// most recently sent delivered segment?
+    fn sent_before(&self, t: Time, end: u64) -> bool {
+        t < self.xmit || (t == self.xmit && end < self.end_seq)
+    }
+}
+
 #[derive(Debug)]
 pub struct SubflowSender {
     path: PathId,
     mss: u32,
     /// IW, bytes: the floor of the restart window.
     initial_window: u64,
+    /// Linux `tcp_rto_min`: the floor of the RTO's variance term and the probe's delayed-ACK
+    /// allowance.
+    min_rto: Duration,
     /// RFC 5681 §4.1 restart after idle (Linux `tcp_slow_start_after_idle`).
     restart_after_idle: bool,
     /// When data (new or retransmitted) last left (Linux `lsndtime`).
@@ -125,6 +195,16 @@ pub struct SubflowSender {
     last_resent: Option<u64>,
     idle_restarts: u64,
     cc: Box<dyn CongestionControl>,
+    cc_kind: CcKind,
+    init_cwnd: u32,
+    /// Internal pacing (Linux `tcp_internal_pacing`, EDT model).
+    pacing: bool,
+    /// Earliest departure time of the next segment (Linux `tcp_wstamp_ns`).
+    wstamp: Time,
+    /// Pacing holds the next segment back at the time last checked.
+    paced_out: bool,
+    /// Segments sent, first transmissions and retransmissions (Linux `data_segs_out`).
+    data_segs_out: u64,
     rtt: RttEstimator,
     snd_una: u64,
     snd_nxt: u64,
@@ -132,27 +212,36 @@ pub struct SubflowSender {
     board: VecDeque<Sent>,
     front_no: u64,
     sacked: RangeSet,
+    /// Segments on the board SACKed (Linux `sacked_out`).
+    sacked_out: u64,
+    /// Segments marked lost and not yet retransmitted (Linux `lost_out`, minus retransmitted).
+    lost_out: u64,
     in_flight: u64,
     /// Absolute numbers of segments marked lost and awaiting retransmission, in order.
     retx_queue: VecDeque<u64>,
-    /// Retransmissions in the order sent: (send time, absolute number). RACK (RFC 8985 §6.2)
-    /// for retransmissions: one is lost once a segment sent reo_wnd after it was delivered.
+    /// Retransmissions in the order sent: (send time, absolute number), RACK's second stream.
     retx_sent: VecDeque<(Time, u64)>,
-    /// RACK.xmit_ts: latest send time of any segment delivered so far.
-    rack_xmit: Time,
-    /// IsLost pointer: every segment numbered below it has been judged.
+    rack: Rack,
+    /// RACK's pointer over first transmissions: every segment numbered below it is SACKed,
+    /// lost or retransmitted (judged, or in the retransmission stream).
     loss_ptr: u64,
-    sacked_below_ptr: u64,
     recovery_point: Option<u64>,
-    /// Highest sequence outstanding when the RTO fired; the Loss state lasts until it is acked.
+    /// Loss state (after an RTO): Linux `high_seq`; the state lasts until it is acknowledged.
     rto_recovery_point: Option<u64>,
-    rto_deadline: Option<Time>,
-    /// Tail loss probe (RFC 8985 §7): when it fires, the highest segment is sent again so that
-    /// a loss at the tail of a flight is repaired by RACK instead of waiting for the RTO.
-    tlp_deadline: Option<Time>,
+    /// F-RTO is still deciding whether the timeout was spurious (Linux `tp->frto`).
+    frto: bool,
+    /// F-RTO step 2.b: new data goes before retransmissions until the next ACK.
+    frto_new_data: bool,
+    /// Consecutive RTO expiries without SND.UNA advancing (Linux `icsk_retransmits`).
+    timeouts: u32,
+    undo: Option<Undo>,
+    /// The armed transmit timer (Linux has one per socket).
+    timer: Option<(TimerKind, Time)>,
+    /// A tail loss probe is due and may be sent whatever the window.
     tlp_pending: bool,
-    /// A probe is out and no new data has been delivered since (one probe per episode).
-    tlp_out: bool,
+    /// SND.NXT when the last probe was sent; no second probe until it is acknowledged (Linux
+    /// `tlp_high_seq`).
+    tlp_high_seq: Option<u64>,
     // Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation).
     delivered: u64,
     delivered_time: Time,
@@ -167,6 +256,7 @@ pub struct SubflowSender {
     retransmitted_segments: u64,
     retransmitted_bytes: u64,
     rto_count: u64,
+    spurious_rtos: u64,
     tlp_probes: u64,
     penalized_at: Option<Time>,
     /// The server side of the subflow's handshake is complete: until then no data may go on
@@ -204,11 +294,79 @@ impl SubflowSender {
 
     /// The subflow has window space and the connection gives it nothing to send: rate samples
     /// of the data in flight now, and of what is sent until it is delivered, are
-    /// application-limited (Linux `tcp_rate_check_app_limited`).
+    /// application-limited (Linux `tcp_rate_check_app_limited`). F-RTO waiting for new data
+    /// falls back to retransmitting (`tcp_process_loss`: no new data to send).
     pub fn mark_app_limited(&mut self) {
+        if self.frto_new_data {
+            self.frto_new_data = false;
+            self.frto = false;
+        }
         if self.has_cwnd_space() {
             self.app_limited_until = (self.delivered + self.in_flight).max(1);
         }
+    }
+
+    /// F-RTO (RFC 5682 §3.1 step 2.b) holds retransmissions back until new data is sent; a
+    /// connection with none to give calls [`SubflowSender::mark_app_limited`], which releases them.
+    pub fn frto_waits_for_new_data(&self) -> bool {
+        self.frto_new_data
+    }
+
+    /// CUBIC's slow-start exit (`transport.hystart`). Rebuilds the controller: call it before
+    /// any traffic.
+    pub fn set_hystart(&mut self, mode: HyStartMode) {
+        self.cc = self
+            .cc_kind
+            .build_with(self.mss as u64, self.init_cwnd as u64, mode);
+        self.cc.set_pacing(self.pacing);
+    }
+
+    /// Internal pacing (`transport.pacing`): segments leave no faster than
+    /// [`SubflowSender::pacing_rate_bps`], as Linux's EDT pacing spaces them
+    /// (`tcp_update_skb_after_send`).
+    pub fn set_pacing(&mut self, on: bool) {
+        self.pacing = on;
+        self.cc.set_pacing(on);
+    }
+
+    /// Re-check pacing at `now` (the connection calls this before it sends): while the next
+    /// departure time is in the future the subflow offers no window
+    /// ([`SubflowSender::has_cwnd_space`] is false) and sends no retransmission.
+    pub fn update_pacing(&mut self, now: Time) {
+        if self.pacing {
+            self.paced_out = self.wstamp > now;
+        }
+    }
+
+    /// Pacing lets a segment leave now (as of the last [`SubflowSender::update_pacing`]).
+    pub fn pacing_allows(&self) -> bool {
+        !self.paced_out
+    }
+
+    /// When pacing next lets a segment leave, if it is holding one back now.
+    pub fn pacing_release_time(&self) -> Option<Time> {
+        self.paced_out.then_some(self.wstamp)
+    }
+
+    /// Linux `__tcp_transmit_skb` + `tcp_update_skb_after_send`: the departure time never lags
+    /// the clock; each segment from the tenth on pushes the next one len/rate later, less up to
+    /// half of that for time the sender spent idle (`credit`, OS-jitter allowance).
+    fn after_send(&mut self, now: Time, len: u32) {
+        if !self.pacing {
+            return;
+        }
+        self.data_segs_out += 1;
+        let prior = self.wstamp;
+        self.wstamp = self.wstamp.max(now);
+        if let Some(rate) = self.pacing_rate_bps() {
+            if self.data_segs_out >= 10 && rate > 0.0 {
+                // skb->len: payload and a TCP header with the timestamp option (32 bytes).
+                let len_ns = ((len as f64 + 32.0) * 8e9 / rate) as u64;
+                let credit = self.wstamp.0 - prior.0;
+                self.wstamp = Time(self.wstamp.0 + len_ns - (len_ns / 2).min(credit));
+            }
+        }
+        self.paced_out = self.wstamp > now;
     }
 
     /// The subflow exists but its handshake has not completed at the sender (the server): it
@@ -223,7 +381,7 @@ impl SubflowSender {
     pub fn establish(&mut self, handshake_rtt: Option<Duration>) {
         self.established = true;
         if let Some(r) = handshake_rtt {
-            self.rtt.on_sample(r);
+            self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         }
     }
 
@@ -236,29 +394,40 @@ impl SubflowSender {
             path,
             mss,
             initial_window: init_cwnd.max(1) as u64 * mss as u64,
+            min_rto,
             restart_after_idle: true,
             last_send: None,
             last_resent: None,
             idle_restarts: 0,
             cc: cc.build(mss as u64, init_cwnd as u64),
+            cc_kind: cc,
+            init_cwnd,
+            pacing: false,
+            wstamp: Time::ZERO,
+            paced_out: false,
+            data_segs_out: 0,
             rtt: RttEstimator::new(min_rto),
             snd_una: 0,
             snd_nxt: 0,
             board: VecDeque::new(),
             front_no: 0,
             sacked: RangeSet::new(),
+            sacked_out: 0,
+            lost_out: 0,
             in_flight: 0,
             retx_queue: VecDeque::new(),
             retx_sent: VecDeque::new(),
-            rack_xmit: Time::ZERO,
+            rack: Rack::default(),
             loss_ptr: 0,
-            sacked_below_ptr: 0,
             recovery_point: None,
             rto_recovery_point: None,
-            rto_deadline: None,
-            tlp_deadline: None,
+            frto: false,
+            frto_new_data: false,
+            timeouts: 0,
+            undo: None,
+            timer: None,
             tlp_pending: false,
-            tlp_out: false,
+            tlp_high_seq: None,
             delivered: 0,
             delivered_time: Time::ZERO,
             app_limited_until: 0,
@@ -268,6 +437,7 @@ impl SubflowSender {
             retransmitted_segments: 0,
             retransmitted_bytes: 0,
             rto_count: 0,
+            spurious_rtos: 0,
             tlp_probes: 0,
             penalized_at: None,
             established: true,
@@ -297,9 +467,9 @@ impl SubflowSender {
         self.in_flight.div_ceil(self.mss as u64)
     }
     /// Room for one more full segment in the congestion window (never before the subflow is
-    /// established, so that no scheduler can use it).
+    /// established, so that no scheduler can use it, nor while pacing holds it back).
     pub fn has_cwnd_space(&self) -> bool {
-        self.established && self.in_flight + self.mss as u64 <= self.cc.window()
+        self.established && self.in_flight + self.mss as u64 <= self.cc.window() && !self.paced_out
     }
     /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
@@ -379,13 +549,18 @@ impl SubflowSender {
     pub fn rto_count(&self) -> u64 {
         self.rto_count
     }
+    /// RTOs that F-RTO or the timestamps showed to be spurious, and undid.
+    pub fn spurious_rtos(&self) -> u64 {
+        self.spurious_rtos
+    }
     /// Tail loss probes sent.
     pub fn tlp_probes(&self) -> u64 {
         self.tlp_probes
     }
-    /// Segments waiting for a retransmission on this subflow.
+    /// Segments waiting for a retransmission on this subflow (none while F-RTO lets new data
+    /// go first).
     pub fn has_retransmission(&self) -> bool {
-        !self.retx_queue.is_empty() || self.tlp_pending
+        (!self.frto_new_data && self.lost_out > 0) || self.tlp_pending
     }
     /// A tail loss probe is due; it may be sent whatever the congestion window (RFC 8985 §7.3).
     pub fn probe_pending(&self) -> bool {
@@ -399,12 +574,9 @@ impl SubflowSender {
     pub fn outstanding_meta_segs(&self) -> impl Iterator<Item = u64> + '_ {
         self.board.iter().filter(|s| !s.sacked).map(|s| s.meta_seg)
     }
-    /// The earlier of the retransmission timer and the tail-loss-probe timer.
+    /// When the subflow's transmit timer (RTO, reordering timer or tail-loss probe) fires.
     pub fn retransmission_timer(&self) -> Option<Time> {
-        match (self.rto_deadline, self.tlp_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.timer.map(|(_, t)| t)
     }
 
     // ---- transmissions -------------------------------------------------------------------
@@ -412,6 +584,7 @@ impl SubflowSender {
     /// Send a new segment carrying meta segment `meta_seg` (`dsn`, `len`).
     pub fn send_new(&mut self, now: Time, meta_seg: u64, dsn: u64, len: u32) -> DataSegment {
         self.last_send = Some(now);
+        let prior_packets = self.board.len();
         let seg = Sent {
             seq: self.snd_nxt,
             len,
@@ -431,8 +604,15 @@ impl SubflowSender {
         self.in_flight += self.mss as u64;
         self.bytes_sent += len as u64;
         self.board.push_back(seg);
-        self.arm_rto_if_idle(now);
-        self.arm_tlp(now);
+        self.after_send(now, len);
+        // F-RTO step 2.b: the new data is out; retransmissions are decided by the next ACK.
+        self.frto_new_data = false;
+        // tcp_event_new_data_sent: the RTO starts with the first segment out, and takes over
+        // from a pending probe; tcp_write_xmit then schedules the probe again.
+        if prior_packets == 0 || self.timer_is(TimerKind::Probe) {
+            self.rearm_rto(now);
+        }
+        self.schedule_loss_probe(now, false);
         DataSegment {
             path: self.path,
             seq: seg.seq,
@@ -443,18 +623,37 @@ impl SubflowSender {
         }
     }
 
-    /// Retransmit the oldest segment marked lost, if any (RFC 6675 §5 NextSeg rule 1).
-    /// The caller checks the congestion window first.
+    /// Retransmit the oldest segment marked lost, if any (RFC 6675 §5 NextSeg rule 1), or the
+    /// tail loss probe. The caller checks the congestion window first (not for a probe).
     pub fn send_retransmission(&mut self, now: Time) -> Option<DataSegment> {
         if self.tlp_pending {
             self.tlp_pending = false;
-            // RFC 8985 §7.3: the probe is the highest-sequence segment outstanding (we never
-            // probe with new data: which data is new is the scheduler's business). It stays in
-            // the pipe as it was; its new send time lets RACK judge everything sent before it.
+            // RFC 8985 §7.3, `tcp_send_loss_probe`: the probe is the highest-sequence segment
+            // (we never probe with new data: which data is new is the scheduler's business).
+            // It is a retransmission like any other for RACK; the RTO restarts from it.
             if let Some(i) = self.board.iter().rposition(|s| !s.sacked) {
                 self.tlp_probes += 1;
-                return Some(self.resend(now, i));
+                let seg = self.resend(now, i);
+                let s = &mut self.board[i];
+                if !s.retx_in_flight {
+                    if !s.in_pipe() {
+                        self.in_flight += self.mss as u64;
+                    }
+                    if s.lost {
+                        s.lost = false;
+                        self.lost_out -= 1;
+                    }
+                    s.retx_in_flight = true;
+                }
+                self.retx_sent.push_back((now, self.front_no + i as u64));
+                self.tlp_high_seq = Some(self.snd_nxt);
+                self.timer = None;
+                self.rearm_rto(now);
+                return Some(seg);
             }
+        }
+        if self.frto_new_data {
+            return None;
         }
         while let Some(no) = self.retx_queue.pop_front() {
             let Some(i) = no.checked_sub(self.front_no) else {
@@ -469,9 +668,17 @@ impl SubflowSender {
             let seg = self.resend(now, i as usize);
             // A lost segment left the pipe when it was marked; its retransmission enters it.
             self.in_flight += self.mss as u64;
+            self.lost_out -= 1;
             self.board[i as usize].retx_in_flight = true;
             self.retx_sent.push_back((now, no));
-            self.arm_rto_if_idle(now);
+            if let Some(u) = self.undo.as_mut() {
+                u.retrans_stamp.get_or_insert(now);
+            }
+            // tcp_xmit_retransmit_queue: retransmitting the head re-arms the RTO (unless the
+            // reordering timer stands in for it); a timer is always armed while data is out.
+            if (i == 0 && !self.timer_is(TimerKind::Reo)) || self.timer.is_none() {
+                self.rearm_rto(now);
+            }
             return Some(seg);
         }
         None
@@ -507,32 +714,8 @@ impl SubflowSender {
         self.bytes_sent += len;
         self.retransmitted_bytes += len;
         self.retransmitted_segments += 1;
+        self.after_send(now, len as u32);
         seg
-    }
-
-    /// RFC 8985 §7.2: PTO = 2·SRTT (1 s before any sample), plus the worst-case delayed-ACK
-    /// time when a single segment is in flight, never later than the RTO. Only in the Open
-    /// state (no recovery, no RTO episode) and once per episode.
-    fn arm_tlp(&mut self, now: Time) {
-        self.tlp_deadline = None;
-        if self.tlp_out
-            || self.board.is_empty()
-            || self.recovery_point.is_some()
-            || self.rto_recovery_point.is_some()
-        {
-            return;
-        }
-        let mut pto = self
-            .rtt
-            .srtt()
-            .map_or(Duration::from_secs(1), |s| Duration(2 * s.0));
-        if self.in_flight <= self.mss as u64 {
-            pto = pto + Duration::from_millis(200);
-        }
-        let at = now + pto.max(Duration::from_millis(10));
-        if self.rto_deadline.is_none_or(|r| at < r) {
-            self.tlp_deadline = Some(at);
-        }
     }
 
     fn delivery_clock(&self, now: Time) -> Time {
@@ -544,10 +727,205 @@ impl SubflowSender {
         }
     }
 
-    fn arm_rto_if_idle(&mut self, now: Time) {
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rtt.rto());
+    // ---- timers --------------------------------------------------------------------------
+
+    fn timer_is(&self, kind: TimerKind) -> bool {
+        self.timer.is_some_and(|(k, _)| k == kind)
+    }
+
+    /// Linux `tcp_rto_delta_us`: how long until the RTO fires when measured from the head's
+    /// (latest) transmission, nanoseconds; negative when overdue.
+    fn rto_delta(&self, now: Time) -> i128 {
+        let head = self.board.front().map_or(now, |s| s.sent_time);
+        self.rtt.rto().0 as i128 - now.saturating_since(head).0 as i128
+    }
+
+    /// Linux `tcp_rearm_rto`: stop the timer when nothing is outstanding, else arm the RTO;
+    /// when a probe or reordering timer was standing in for it, the RTO keeps counting from
+    /// the head's transmission.
+    fn rearm_rto(&mut self, now: Time) {
+        if self.board.is_empty() {
+            self.timer = None;
+            return;
         }
+        let mut rto = self.rtt.rto();
+        if self.timer_is(TimerKind::Reo) || self.timer_is(TimerKind::Probe) {
+            rto = Duration(self.rto_delta(now).max(1_000) as u64);
+        }
+        self.timer = Some((TimerKind::Rto, now + rto));
+    }
+
+    /// The Open state (Linux `TCP_CA_Open`): no recovery, no RTO episode, nothing SACKed,
+    /// lost or being retransmitted (any of those is at least `TCP_CA_Disorder`).
+    fn is_open(&self) -> bool {
+        self.recovery_point.is_none()
+            && self.rto_recovery_point.is_none()
+            && self.sacked_out == 0
+            && self.lost_out == 0
+            && self.retx_sent.is_empty()
+    }
+
+    /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): PTO = 2·SRTT, plus rto_min when a
+    /// single segment is out (its ACK may be delayed) and `TCP_TIMEOUT_MIN` otherwise, 1 s
+    /// before any sample; never later than the RTO (the full RTO when an ACK just advanced it,
+    /// else what is left of it from the head's transmission). Only in the Open state.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if self.board.is_empty() || !self.is_open() {
+            return false;
+        }
+        let mut pto = match self.rtt.srtt() {
+            Some(s) => {
+                let extra = if self.board.len() == 1 {
+                    self.min_rto
+                } else {
+                    TIMEOUT_MIN
+                };
+                Duration(2 * s.0) + extra
+            }
+            None => Duration::from_secs(1),
+        };
+        let rto_delta = if advancing_rto {
+            self.rtt.rto().0 as i128
+        } else {
+            self.rto_delta(now)
+        };
+        if rto_delta > 0 {
+            pto = pto.min(Duration(rto_delta as u64));
+        }
+        self.timer = Some((TimerKind::Probe, now + pto));
+        true
+    }
+
+    /// The transmit timer fired at `now` (the caller checks it is due). Returns true when it
+    /// was the retransmission timeout (a probe or the reordering timer returns false).
+    pub fn on_timeout(&mut self, now: Time) -> bool {
+        let Some((kind, at)) = self.timer else {
+            return false;
+        };
+        if now < at {
+            return false;
+        }
+        // tcp_write_timer_handler clears icsk_pending before running the handler.
+        self.timer = None;
+        match kind {
+            TimerKind::Reo => {
+                self.rack_reo_timeout(now);
+                false
+            }
+            TimerKind::Probe => {
+                // tcp_send_loss_probe: at most one probe outstanding; otherwise the RTO.
+                if self.tlp_high_seq.is_some() || self.board.is_empty() {
+                    self.rearm_rto(now);
+                } else {
+                    self.tlp_pending = true;
+                    // Armed again when the probe leaves; until then the RTO guards.
+                    self.rearm_rto(now);
+                }
+                false
+            }
+            TimerKind::Rto => {
+                if self.board.is_empty() {
+                    return false;
+                }
+                self.enter_loss(now);
+                true
+            }
+        }
+    }
+
+    /// Linux `tcp_rack_reo_timeout`: judge the waiting segments; if any is lost, enter
+    /// recovery; re-arm the RTO from now.
+    fn rack_reo_timeout(&mut self, now: Time) {
+        let (prior_lost, prior_in_flight) = (self.lost_out, self.in_flight);
+        self.rack_detect_loss(now);
+        if self.lost_out > prior_lost
+            && self.recovery_point.is_none()
+            && self.rto_recovery_point.is_none()
+        {
+            self.enter_recovery(now, prior_in_flight);
+        }
+        if !self.timer_is(TimerKind::Rto) {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// Fast recovery begins; the controller reduces from `flight`, the pipe before the losses
+    /// were marked (RFC 9438 §4.6 / RFC 5681 FlightSize). Linux's ssthresh hooks read
+    /// `snd_cwnd` instead, which after a slow-start overshoot is about twice the pipe; that
+    /// difference is kept (see the module doc of `cc::cubic`).
+    fn enter_recovery(&mut self, now: Time, flight: u64) {
+        self.recovery_point = Some(self.snd_nxt);
+        self.cc.on_congestion_event(now, flight);
+    }
+
+    /// Linux `tcp_retransmit_timer` → `tcp_enter_loss` (net/ipv4/tcp_input.c).
+    fn enter_loss(&mut self, now: Time) {
+        self.rto_count += 1;
+        self.tlp_pending = false;
+        let new_recovery = self.recovery_point.is_none() && self.rto_recovery_point.is_none();
+        let stale_loss = self.rto_recovery_point.is_some_and(|h| h <= self.snd_una);
+        let first_in_loss = self.rto_recovery_point.is_some() && self.timeouts == 0;
+        // Reduce ssthresh unless already done for this window of data; keep what to undo.
+        if new_recovery || stale_loss || first_in_loss {
+            let (cwnd, ssthresh) = (self.cc.window(), self.cc.ssthresh());
+            // tcp_current_ssthresh: outside a reduction, at least 3/4 of cwnd.
+            let prior_ssthresh = if self.recovery_point.is_some() {
+                ssthresh
+            } else {
+                ssthresh.max(cwnd / 2 + cwnd / 4)
+            };
+            self.undo = Some(Undo {
+                prior_cwnd: cwnd,
+                prior_ssthresh,
+                retrans_stamp: None,
+            });
+            self.cc.on_rto(now, self.in_flight);
+        }
+        self.timeout_mark_lost(now);
+        // cwnd = packets in flight + 1.
+        self.cc.set_loss_window(self.in_flight + self.mss as u64);
+        self.recovery_point = None;
+        self.rto_recovery_point = Some(self.snd_nxt);
+        self.tlp_high_seq = None;
+        // F-RTO (RFC 5682 §3.1 step 1): unless the timeout interrupted a fast recovery, except
+        // for repeated timeouts of the same data (§3.2).
+        self.frto = new_recovery || self.timeouts > 0;
+        self.frto_new_data = false;
+        self.timeouts += 1;
+        // tcp_retransmit_timer: back off and re-arm.
+        self.rtt.on_rto_expired();
+        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+    }
+
+    /// Linux `tcp_timeout_mark_lost`: the head is lost; every other segment not SACKed is lost
+    /// only if RACK with a zero reordering window says so (sent at least RACK.rtt ago).
+    /// Recently sent segments stay in flight.
+    fn timeout_mark_lost(&mut self, now: Time) {
+        self.retx_queue.clear();
+        self.lost_out = 0;
+        let rack_rtt = self.rack.rtt;
+        for (i, s) in self.board.iter_mut().enumerate() {
+            if s.sacked {
+                continue;
+            }
+            if i != 0 && now.saturating_since(s.sent_time) < rack_rtt {
+                if s.lost {
+                    // Still lost from before, still waiting for its retransmission.
+                    self.lost_out += 1;
+                    self.retx_queue.push_back(self.front_no + i as u64);
+                }
+                continue;
+            }
+            if s.in_pipe() {
+                self.in_flight -= self.mss as u64;
+            }
+            s.lost = true;
+            s.retx_in_flight = false;
+            self.lost_out += 1;
+            self.retx_queue.push_back(self.front_no + i as u64);
+        }
+        // Segments not marked stay RACK candidates: rescan from the head.
+        self.loss_ptr = self.front_no;
     }
 
     // ---- acknowledgements ----------------------------------------------------------------
@@ -566,6 +944,10 @@ impl SubflowSender {
         let cum = ack.ack.min(self.snd_nxt);
         let mut newest_rate_seg: Option<(u64, Time, bool)> = None;
         let mut sack_rtt_from: Option<Time> = None;
+        // Linux FLAG_ORIG_SACK_ACKED: never-retransmitted data below high_seq (S)ACKed.
+        let mut orig_acked = false;
+        let mut newly_sacked = false;
+        let high_seq = self.rto_recovery_point.unwrap_or(0);
 
         if let Some(echo) = ack.owd_echo {
             out.echoed = self.find_transmission(echo.seq, echo.ts_val);
@@ -589,16 +971,20 @@ impl SubflowSender {
                 }
                 if !seg.sacked {
                     let pipe = seg.in_pipe();
+                    let was_lost_waiting = seg.lost && !seg.retx_in_flight;
                     seg.sacked = true;
                     let seg = *seg;
                     if pipe {
                         self.in_flight -= self.mss as u64;
                     }
-                    if self.front_no + (i as u64) < self.loss_ptr {
-                        self.sacked_below_ptr += seg.len as u64;
+                    if was_lost_waiting {
+                        self.lost_out -= 1;
                     }
+                    self.sacked_out += 1;
+                    newly_sacked = true;
                     if !seg.retransmitted {
                         sack_rtt_from = sack_rtt_from.max(Some(seg.sent_time));
+                        orig_acked |= seg.end() <= high_seq;
                     }
                     self.account_delivery(&seg, now, &mut newest_rate_seg, received);
                     out.newly_acked_bytes += seg.len as u64;
@@ -614,20 +1000,24 @@ impl SubflowSender {
         if cum > self.snd_una {
             cum_advanced = true;
             self.snd_una = cum;
+            self.timeouts = 0;
             while let Some(seg) = self.board.front().copied() {
                 if seg.end() > cum {
                     break;
                 }
                 self.board.pop_front();
-                let no = self.front_no;
                 self.front_no += 1;
                 if seg.sacked {
-                    if no < self.loss_ptr {
-                        self.sacked_below_ptr -= seg.len as u64;
-                    }
+                    self.sacked_out -= 1;
                 } else {
                     if seg.in_pipe() {
                         self.in_flight -= self.mss as u64;
+                    }
+                    if seg.lost && !seg.retx_in_flight {
+                        self.lost_out -= 1;
+                    }
+                    if !seg.retransmitted {
+                        orig_acked |= seg.end() <= high_seq;
                     }
                     self.account_delivery(&seg, now, &mut newest_rate_seg, received);
                     out.newly_acked_bytes += seg.len as u64;
@@ -635,10 +1025,7 @@ impl SubflowSender {
                 }
             }
             self.sacked.remove_below(cum);
-            if self.loss_ptr < self.front_no {
-                self.loss_ptr = self.front_no;
-                self.sacked_below_ptr = 0;
-            }
+            self.loss_ptr = self.loss_ptr.max(self.front_no);
         }
         self.bytes_acked += out.newly_acked_bytes;
 
@@ -652,7 +1039,7 @@ impl SubflowSender {
             sack_rtt_from.map(|t| now.saturating_since(t))
         };
         if let Some(r) = sample {
-            self.rtt.on_sample(r);
+            self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
             out.rtt_sample = Some(r);
         }
 
@@ -676,32 +1063,42 @@ impl SubflowSender {
         if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
+        if self.tlp_high_seq.is_some_and(|h| self.snd_una >= h) {
+            self.tlp_high_seq = None;
+        }
 
-        // End of recovery episodes.
+        // End of a fast recovery episode.
         if let Some(rp) = self.recovery_point {
             if self.snd_una >= rp {
                 self.recovery_point = None;
                 self.cc.on_recovery_end(now);
             }
         }
-        if let Some(rp) = self.rto_recovery_point {
-            if self.snd_una >= rp {
-                self.rto_recovery_point = None;
+        // The Loss state: F-RTO and undo (tcp_process_loss).
+        let dupack = !cum_advanced && out.newly_acked_bytes == 0 && cum == self.snd_una;
+        if self.rto_recovery_point.is_some() {
+            self.process_loss(ack, cum_advanced, orig_acked, newly_sacked || dupack);
+        }
+
+        // RACK (tcp_identify_packet_loss → tcp_rack_mark_lost) and entering recovery.
+        let mut set_xmit_timer = cum_advanced;
+        if self.rack.advanced {
+            self.rack.advanced = false;
+            let prior_lost = self.lost_out;
+            if self.rack_detect_loss(now) {
+                set_xmit_timer = false;
+            }
+            if self.lost_out > prior_lost
+                && self.recovery_point.is_none()
+                && self.rto_recovery_point.is_none()
+            {
+                self.enter_recovery(now, prior_in_flight);
+                out.entered_recovery = true;
             }
         }
 
-        // IsLost (RFC 6675 §4) and entering recovery (§5, step 4).
-        let newly_lost = self.detect_losses() | self.detect_lost_retransmissions();
-        if newly_lost && self.recovery_point.is_none() && self.rto_recovery_point.is_none() {
-            self.recovery_point = Some(self.snd_nxt);
-            self.cc.on_congestion_event(now, prior_in_flight);
-            out.entered_recovery = true;
-        }
-
         // Not during fast recovery (cwnd is ssthresh there, RFC 6675 §5), but after an RTO yes:
-        // RFC 5681 §3.1 restarts slow start from the loss window while the Loss state resends
-        // the outstanding data (as Linux grows cwnd in CA_Loss). Holding cwnd at 1 SMSS until
-        // everything outstanding at the timeout is acknowledged takes one RTT per segment.
+        // Linux grows cwnd in CA_Loss (tcp_cong_control: no cwnd reduction in that state).
         if out.newly_acked_bytes > 0 && self.recovery_point.is_none() {
             let sample = AckSample {
                 acked_bytes: out.newly_acked_window,
@@ -715,30 +1112,104 @@ impl SubflowSender {
             self.cc.on_ack(now, &sample, coupled);
         }
 
-        // RFC 6298 §5.2/5.3: stop when all is acked, restart on new cumulative ACK.
+        // tcp_set_xmit_timer on FLAG_SET_XMIT_TIMER (new data cumulatively acknowledged, no
+        // reordering timer just armed): the probe if allowed, else the RTO.
         if self.board.is_empty() {
-            self.rto_deadline = None;
-        } else if cum_advanced {
-            self.rto_deadline = Some(now + self.rtt.rto());
-        }
-        if out.newly_acked_bytes > 0 {
-            self.tlp_out = false;
-            self.arm_tlp(now);
-        } else if self.recovery_point.is_some() {
-            self.tlp_deadline = None;
+            self.timer = None;
+        } else if set_xmit_timer && !self.schedule_loss_probe(now, true) {
+            self.rearm_rto(now);
         }
         out
+    }
+
+    /// Linux `tcp_process_loss` with F-RTO (RFC 5682 §3.1, SACK-enhanced) and
+    /// `tcp_try_undo_loss`.
+    fn process_loss(&mut self, ack: &Ack, una_advanced: bool, orig_acked: bool, sacked: bool) {
+        let Some(high_seq) = self.rto_recovery_point else {
+            return;
+        };
+        let recovered = self.snd_una >= high_seq;
+        // tcp_may_undo via tcp_packet_delayed: the ACK echoes a timestamp older than the first
+        // retransmission, so the original transmission arrived (Eifel, RFC 3522).
+        let delayed = self.undo.is_some_and(|u| {
+            u.retrans_stamp
+                .is_some_and(|t| ack.ts_ecr != 0 && ack.ts_ecr < t.0)
+        });
+        if una_advanced && delayed {
+            self.undo_loss();
+            return;
+        }
+        if self.frto {
+            // Step 3.b: never-retransmitted data was (S)ACKed, so not everything was lost.
+            if orig_acked && self.undo.is_some() {
+                self.undo_loss();
+                return;
+            }
+            if self.snd_nxt > high_seq {
+                if sacked {
+                    // Step 3.a: the loss was real.
+                    self.frto = false;
+                }
+            } else if una_advanced && !recovered {
+                // Step 2.b: send new data before retransmitting anything more (the
+                // connection falls back to retransmissions when it has none:
+                // `mark_app_limited`).
+                self.rto_recovery_point = Some(self.snd_nxt);
+                self.frto_new_data = true;
+                return;
+            }
+        }
+        if recovered {
+            // Step 2.a / tcp_try_undo_recovery: the episode is over.
+            self.rto_recovery_point = None;
+            self.frto = false;
+            self.frto_new_data = false;
+            self.undo = None;
+        }
+    }
+
+    /// `tcp_try_undo_loss` → `tcp_undo_cwnd_reduction(sk, true)`: the timeout was spurious;
+    /// forget the loss marks, restore cwnd and ssthresh, back to Open.
+    fn undo_loss(&mut self) {
+        let Some(u) = self.undo.take() else { return };
+        for s in self.board.iter_mut() {
+            if s.lost && !s.sacked {
+                if !s.retx_in_flight {
+                    self.in_flight += self.mss as u64;
+                }
+                s.lost = false;
+            }
+        }
+        self.lost_out = 0;
+        self.retx_queue.clear();
+        self.loss_ptr = self.front_no;
+        self.cc.undo(u.prior_cwnd, u.prior_ssthresh);
+        self.rto_recovery_point = None;
+        self.frto = false;
+        self.frto_new_data = false;
+        self.timeouts = 0;
+        self.spurious_rtos += 1;
     }
 
     fn account_delivery(
         &mut self,
         seg: &Sent,
-        _now: Time,
+        now: Time,
         newest: &mut Option<(u64, Time, bool)>,
         received: &mut Vec<Received>,
     ) {
         self.delivered += seg.len as u64;
-        self.rack_xmit = self.rack_xmit.max(seg.sent_time);
+        // tcp_rack_advance: a retransmitted segment delivered sooner than min_RTT after its
+        // retransmission was the original's delivery; its RTT is ambiguous.
+        let rtt = now.saturating_since(seg.sent_time);
+        if !(seg.retransmitted && self.rtt.min_rtt().is_some_and(|m| rtt < m)) {
+            self.rack.rtt = rtt;
+            self.rack.advanced = true;
+            if !self.rack.sent_before(seg.sent_time, seg.end()) {
+                self.rack.xmit = seg.sent_time;
+                self.rack.end_seq = seg.end();
+            }
+        }
         match newest {
             Some((d, _, _)) if *d >= seg.delivered_at_send => {}
             _ => {
@@ -783,53 +1254,67 @@ impl SubflowSender {
         (s.seq == seq && s.sent_time.0 == ts_val).then_some((s.sent_time, s.bif_at_send))
     }
 
-    /// Move the IsLost pointer forward; returns whether any segment was newly marked lost.
-    fn detect_losses(&mut self) -> bool {
-        let threshold = (DUP_THRESH - 1) * self.mss as u64;
-        let total_sacked = self.sacked.covered();
-        let reo = Duration(self.rtt.min_rtt().map_or(0, |m| m.0 / 4));
-        let mut any = false;
-        while let Some(i) = self.loss_ptr.checked_sub(self.front_no) {
-            let Some(seg) = self.board.get(i as usize).copied() else {
-                break;
-            };
-            let own = if seg.sacked { seg.len as u64 } else { 0 };
-            let above = total_sacked - self.sacked_below_ptr - own;
-            // RACK (RFC 8985 §6.2): a segment sent more than reo_wnd before one that has been
-            // delivered is lost too. On one subflow packets are not reordered, so this finds
-            // what DupThresh cannot: losses at the tail of a flight (after a probe) and in
-            // flights of fewer than DupThresh + 1 segments.
-            let rack_lost = seg.sent_time + reo < self.rack_xmit;
-            if above <= threshold && !rack_lost {
-                break;
-            }
-            if !seg.sacked && !seg.lost {
-                let s = &mut self.board[i as usize];
-                s.lost = true;
-                if !s.retx_in_flight {
-                    self.in_flight -= self.mss as u64;
-                }
-                self.retx_queue.push_back(self.loss_ptr);
-                any = true;
-            }
-            self.sacked_below_ptr += own;
-            self.loss_ptr += 1;
+    /// Linux `tcp_rack_reo_wnd`: with no reordering ever seen, 0 in recovery (or after an RTO)
+    /// and once DupThresh segments are SACKed; else min_RTT/4, at most SRTT.
+    fn reo_wnd(&self) -> Duration {
+        if self.recovery_point.is_some()
+            || self.rto_recovery_point.is_some()
+            || self.sacked_out >= DUP_THRESH
+        {
+            return Duration::ZERO;
         }
-        any
+        let quarter = self.rtt.min_rtt().map_or(0, |m| m.0 / 4);
+        Duration(quarter.min(self.rtt.srtt().map_or(u64::MAX, |s| s.0)))
     }
 
-    /// RFC 8985 §6.2 applied to retransmissions, which RFC 6675's IsLost never re-judges: a
-    /// retransmission is lost when a segment sent more than reo_wnd = min_RTT/4 after it has
-    /// been delivered. Retransmissions are queued in send order, so this is a front scan.
-    fn detect_lost_retransmissions(&mut self) -> bool {
-        let reo = Duration(self.rtt.min_rtt().map_or(0, |m| m.0 / 4));
-        let mut any = false;
+    /// Mark segment `i` of the board lost (RACK or the reordering timer).
+    fn mark_lost(&mut self, i: usize) {
+        let s = &mut self.board[i];
+        if s.in_pipe() {
+            self.in_flight -= self.mss as u64;
+        }
+        s.lost = true;
+        s.retx_in_flight = false;
+        self.lost_out += 1;
+        self.retx_queue.push_back(self.front_no + i as u64);
+    }
+
+    /// Linux `tcp_rack_detect_loss` (RFC 8985 §6.2): every segment sent before the most
+    /// recently sent delivered one, and sent more than RACK.rtt + reo_wnd ago, is lost. Walks
+    /// the first transmissions from `loss_ptr` and the retransmissions in send order, each
+    /// until its first segment that is not yet lost. If some segment sent before RACK.xmit_ts
+    /// must still wait, arms the reordering timer for when the last of them is due (Linux
+    /// takes the maximum wait) and returns true.
+    fn rack_detect_loss(&mut self, now: Time) -> bool {
+        let reo = self.reo_wnd();
+        let wait = self.rack.rtt + reo;
+        let mut waiting = false;
+        // First transmissions, in sequence (= send) order.
+        while let Some(i) = self.loss_ptr.checked_sub(self.front_no) {
+            let Some(seg) = self.board.get(i as usize) else {
+                break;
+            };
+            if seg.sacked || seg.lost || seg.retransmitted {
+                self.loss_ptr += 1;
+                continue;
+            }
+            if !self.rack.sent_before(seg.sent_time, seg.end()) {
+                break;
+            }
+            if now.saturating_since(seg.sent_time) < wait {
+                waiting = true;
+                break;
+            }
+            self.mark_lost(i as usize);
+            self.loss_ptr += 1;
+        }
+        // Retransmissions, in send order.
         while let Some(&(t, no)) = self.retx_sent.front() {
             let Some(i) = no.checked_sub(self.front_no) else {
                 self.retx_sent.pop_front();
                 continue;
             };
-            let Some(s) = self.board.get_mut(i as usize) else {
+            let Some(s) = self.board.get(i as usize) else {
                 self.retx_sent.pop_front();
                 continue;
             };
@@ -837,60 +1322,24 @@ impl SubflowSender {
                 self.retx_sent.pop_front();
                 continue;
             }
-            if t + reo >= self.rack_xmit {
+            if !self.rack.sent_before(t, s.end()) {
                 break;
             }
-            s.retx_in_flight = false;
-            self.in_flight -= self.mss as u64;
-            self.retx_queue.push_back(no);
+            if now.saturating_since(t) < wait {
+                waiting = true;
+                break;
+            }
+            self.mark_lost(i as usize);
             self.retx_sent.pop_front();
-            any = true;
         }
-        any
-    }
-
-    // ---- timers --------------------------------------------------------------------------
-
-    /// RFC 6298 §5.4-5.7: on expiry, back off and mark everything not SACKed as lost so it is
-    /// retransmitted from the left edge; the controller collapses to the loss window.
-    /// Returns true when the retransmission timer fired (a tail loss probe returns false).
-    pub fn on_timeout(&mut self, now: Time) -> bool {
-        if self.rto_deadline.is_none_or(|d| now < d) {
-            if self.tlp_deadline.is_some_and(|d| d <= now) {
-                self.tlp_deadline = None;
-                self.tlp_pending = true;
-                self.tlp_out = true;
-            }
-            return false;
+        if waiting {
+            // The last segment sent before RACK.xmit_ts is due at RACK.xmit_ts + wait at the
+            // latest; + TCP_TIMEOUT_MIN as tcp_rack_mark_lost adds; never beyond one RTO.
+            let due = (self.rack.xmit + wait).max(now) + TIMEOUT_MIN;
+            let due = due.min(now + self.rtt.rto());
+            self.timer = Some((TimerKind::Reo, due));
         }
-        self.tlp_deadline = None;
-        self.tlp_pending = false;
-        self.rto_count += 1;
-        let first_expiry = self.rto_recovery_point.is_none();
-        if first_expiry {
-            self.cc.on_rto(now, self.in_flight);
-        }
-        self.rtt.on_rto_expired();
-        self.recovery_point = None;
-        self.rto_recovery_point = Some(self.snd_nxt);
-        self.retx_queue.clear();
-        self.retx_sent.clear();
-        for (i, s) in self.board.iter_mut().enumerate() {
-            if s.sacked {
-                continue;
-            }
-            if s.in_pipe() {
-                self.in_flight -= self.mss as u64;
-            }
-            s.lost = true;
-            s.retx_in_flight = false;
-            self.retx_queue.push_back(self.front_no + i as u64);
-        }
-        // Everything has been judged: losses found later come from a new SACK pattern.
-        self.loss_ptr = self.front_no + self.board.len() as u64;
-        self.sacked_below_ptr = self.sacked.covered();
-        self.rto_deadline = Some(now + self.rtt.rto());
-        true
+        waiting
     }
 
     /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): at most once
@@ -954,6 +1403,35 @@ mod tests {
             owd_echo: None,
         };
         sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new())
+    }
+
+    /// An ACK at `t` ms with cumulative ACK `cum`, SACK `blocks` and TSecr `ecr` ms.
+    fn ack_sack(
+        sf: &mut SubflowSender,
+        cum: u64,
+        blocks: &[(u64, u64)],
+        t: u64,
+        ecr: u64,
+    ) -> AckOutcome {
+        let mut sack = [SackBlock::default(); 3];
+        for (b, &(start, end)) in sack.iter_mut().zip(blocks) {
+            *b = SackBlock { start, end };
+        }
+        let ack = Ack {
+            path: 0,
+            ack: cum,
+            sack,
+            nsack: blocks.len() as u8,
+            data_ack: cum,
+            rwnd: 1 << 30,
+            ts_ecr: ms(ecr).0,
+            owd_echo: None,
+        };
+        sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new())
+    }
+
+    fn timer(sf: &SubflowSender) -> (TimerKind, Time) {
+        sf.timer.expect("a timer is armed")
     }
 
     /// One ACK per outstanding segment (a quick-ACK receiver) at `t` ms; with `refill`, the
@@ -1073,6 +1551,168 @@ mod tests {
         let packets = cwnd.max(sf.board.len() as f64);
         let expect = 1.2 * packets * MSS as f64 * 8.0 / srtt;
         assert!((sf.pacing_rate_bps().unwrap() - expect).abs() < 1e-6 * expect);
+    }
+
+    // ---- loss detection and timers as Linux (issue 9) -----------------------------------
+
+    const M: u64 = MSS as u64;
+
+    #[test]
+    fn open_hole_with_one_segment_sacked_after_it_waits_for_the_reordering_timer() {
+        // Linux tcp_rack_detect_loss (RFC 8985 §6.2): segment 8 of a flight is lost and 9 is
+        // SACKed. One SACKed segment leaves reo_wnd = min_RTT/4 = 12.5 ms (tcp_rack_reo_wnd),
+        // so 8 is not lost yet; the reordering timer fires at RACK.xmit_ts + RACK.rtt + reo_wnd
+        // + TCP_TIMEOUT_MIN and resends it, instead of leaving it to the RTO.
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 10]);
+        let out = ack_sack(&mut sf, 8 * M, &[(9 * M, 10 * M)], 100, 50);
+        assert!(!out.entered_recovery);
+        assert!(!sf.has_retransmission());
+        let (kind, at) = timer(&sf);
+        assert_eq!(kind, TimerKind::Reo);
+        assert_eq!(at, ms(0) + Duration(114_500_000), "0 + 100 + 12.5 + 2 ms");
+        assert!(!sf.on_timeout(at), "the reordering timer is no RTO");
+        assert_eq!(sf.state(), SubflowState::Recovery);
+        assert_eq!(sf.send_retransmission(at).map(|d| d.seq), Some(8 * M));
+        assert_eq!(
+            timer(&sf).0,
+            TimerKind::Rto,
+            "tcp_rearm_rto after the reordering timeout"
+        );
+    }
+
+    #[test]
+    fn open_three_sacked_after_a_hole_mark_it_lost_at_once() {
+        // tcp_rack_reo_wnd is 0 once DupThresh = 3 segments are SACKed: the hole is lost on
+        // this ACK and recovery starts (the classic fast retransmit, now through RACK).
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 10]);
+        let out = ack_sack(&mut sf, 2 * M, &[(3 * M, 6 * M)], 100, 50);
+        assert!(out.entered_recovery);
+        assert!(sf.has_retransmission());
+        // tcp_xmit_retransmit_queue: resending the head re-arms the RTO from now.
+        assert_eq!(sf.send_retransmission(ms(101)).map(|d| d.seq), Some(2 * M));
+        assert_eq!(timer(&sf), (TimerKind::Rto, ms(101) + sf.rto()));
+    }
+
+    #[test]
+    fn open_ack_schedules_the_tail_loss_probe_at_two_srtt() {
+        // tcp_schedule_loss_probe: PTO = 2·SRTT + TCP_TIMEOUT_MIN with several segments out.
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 10]);
+        ack_to(&mut sf, 5 * M, 100);
+        assert_eq!(sf.srtt(), Some(Duration::from_millis(50)));
+        assert_eq!(timer(&sf), (TimerKind::Probe, ms(100 + 102)));
+        // The probe is the last segment; the RTO then runs from the probe.
+        assert!(!sf.on_timeout(ms(202)));
+        assert!(sf.probe_pending());
+        assert_eq!(sf.send_retransmission(ms(202)).map(|d| d.seq), Some(9 * M));
+        assert_eq!(sf.tlp_probes(), 1);
+        assert_eq!(timer(&sf), (TimerKind::Rto, ms(202) + sf.rto()));
+    }
+
+    #[test]
+    fn open_single_segment_probe_is_capped_by_the_rto_not_skipped() {
+        // One segment out: PTO = 2·SRTT + rto_min = 300 ms, later than the RTO (50 + 200 ms):
+        // Linux fires the probe when the RTO would have fired and re-arms the RTO after it.
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 2]);
+        ack_to(&mut sf, M, 100);
+        assert_eq!(sf.rto(), Duration::from_millis(250));
+        assert_eq!(timer(&sf), (TimerKind::Probe, ms(350)));
+        assert!(!sf.on_timeout(ms(350)));
+        assert_eq!(sf.send_retransmission(ms(350)).map(|d| d.seq), Some(M));
+        assert_eq!(sf.rto_count(), 0);
+    }
+
+    /// Ten segments at 0 ms, 0-4 acknowledged at 100 ms (SRTT 50 ms, RACK.rtt 100 ms), the
+    /// probe (segment 9) at 202 ms, five new segments at 400 ms, the RTO at 452 ms.
+    fn timed_out() -> SubflowSender {
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 10]);
+        ack_to(&mut sf, 5 * M, 100);
+        sf.on_timeout(ms(202));
+        sf.send_retransmission(ms(202));
+        send(&mut sf, 400, &[MSS; 5]);
+        assert_eq!(timer(&sf), (TimerKind::Rto, ms(452)));
+        assert!(sf.on_timeout(ms(452)));
+        sf
+    }
+
+    #[test]
+    fn rto_marks_the_head_and_old_segments_lost_but_not_recent_ones() {
+        // tcp_timeout_mark_lost: the head always; others only if sent RACK.rtt or longer ago.
+        // Segments 5-9 (sent at 0 ms and 202 ms) are lost, 10-14 (sent 52 ms ago) stay in
+        // flight, and cwnd = packets in flight + 1 (tcp_enter_loss).
+        let sf = timed_out();
+        assert_eq!(sf.state(), SubflowState::Loss);
+        assert_eq!(sf.lost_out, 5);
+        assert_eq!(sf.in_flight(), 5 * M);
+        assert_eq!(sf.cwnd(), 6 * M);
+        let lost: Vec<u64> = sf
+            .board
+            .iter()
+            .filter(|s| s.lost)
+            .map(|s| s.seq / M)
+            .collect();
+        assert_eq!(lost, [5, 6, 7, 8, 9]);
+        // Backed off: the next RTO is twice as far.
+        assert_eq!(timer(&sf), (TimerKind::Rto, ms(452) + sf.rto()));
+        assert_eq!(sf.rto(), Duration::from_millis(500));
+    }
+
+    #[test]
+    fn loss_ack_of_the_original_undoes_a_spurious_rto() {
+        // tcp_try_undo_loss via tcp_packet_delayed (Eifel, RFC 3522): the ACK that advances
+        // SND.UNA echoes the original transmission's timestamp, older than the first
+        // retransmission, so the timeout was spurious: cwnd and ssthresh come back.
+        let mut sf = timed_out();
+        let prior = sf.undo.expect("undo state").prior_cwnd;
+        assert_eq!(sf.send_retransmission(ms(452)).map(|d| d.seq), Some(5 * M));
+        ack_sack(&mut sf, 6 * M, &[], 470, 0);
+        assert_eq!(sf.spurious_rtos(), 1);
+        assert_ne!(sf.state(), SubflowState::Loss);
+        assert!(
+            sf.cwnd() >= prior,
+            "cwnd {} restored to at least {prior}",
+            sf.cwnd()
+        );
+        assert!(!sf.has_retransmission(), "the loss marks are forgotten");
+    }
+
+    #[test]
+    fn loss_ack_of_the_retransmission_keeps_the_reduction() {
+        // The same ACK echoing the retransmission's timestamp: a real loss, no undo (F-RTO
+        // step 2.b then lets new data go before more retransmissions).
+        let mut sf = timed_out();
+        sf.send_retransmission(ms(452));
+        ack_sack(&mut sf, 6 * M, &[], 520, 452);
+        assert_eq!(sf.spurious_rtos(), 0);
+        assert_eq!(sf.state(), SubflowState::Loss);
+        assert!(sf.frto_waits_for_new_data());
+        assert!(sf.cwnd() < 10 * M);
+    }
+
+    #[test]
+    fn paced_segments_leave_len_over_rate_apart_from_the_tenth() {
+        // Linux tcp_update_skb_after_send: EDT pacing starts once data_segs_out >= 10; each
+        // segment then moves the next departure (len + TCP header) / pacing rate later.
+        let mut sf = subflow();
+        sf.set_pacing(true);
+        send(&mut sf, 0, &[MSS; 5]);
+        ack_to(&mut sf, 5 * M, 100);
+        send(&mut sf, 100, &[MSS; 4]);
+        assert!(sf.pacing_allows(), "nine segments out: not paced yet");
+        let rate = sf.pacing_rate_bps().unwrap();
+        send(&mut sf, 100, &[MSS]);
+        let gap = Duration(((MSS as f64 + 32.0) * 8e9 / rate) as u64);
+        assert_eq!(sf.pacing_release_time(), Some(ms(100) + gap));
+        assert!(
+            !sf.has_cwnd_space(),
+            "held back by pacing, not by the window"
+        );
+        sf.update_pacing(ms(100) + gap);
+        assert!(sf.pacing_allows() && sf.has_cwnd_space());
     }
 
     #[test]

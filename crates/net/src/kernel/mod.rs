@@ -279,6 +279,11 @@ fn client(
             ..
         } => (vec![*size_bytes; *count as usize], *think_s, None),
         Workload::Bulk { duration_s } => (vec![BULK], 0.0, Some(*duration_s)),
+        Workload::Stream { .. } => {
+            return Err(io::Error::other(
+                "the stream workload is simulator-only for now (no kernel runner)",
+            ))
+        }
     };
     for (k, size) in sizes.iter().enumerate() {
         if k > 0 && think > 0.0 {

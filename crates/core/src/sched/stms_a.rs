@@ -1,0 +1,210 @@
+//! `stms-a`: the Slide Together Multipath Scheduler with the gap adjusted from data-ACK
+//! feedback (Shi et al., USENIX ATC 2018, §3.1 Algorithm 1 and Algorithm 2, §4 "STMS-A",
+//! §5 adjust interval).
+//!
+//! Sending is Algorithm 1, shared with `stms-c` ([`super::stms_c`]). The gap is not computed
+//! from path estimates but learned (Algorithm 2): on every data-ACK that acknowledges more than
+//! two segments, look at the segment that held the left edge of the connection-level send
+//! window until then. If a slow subflow sent it, slow data arrived late and the fast data
+//! behind it waited at the receiver: the gap is too small, `delta_gap = +data_acked`. If the
+//! fast subflow sent it, fast data arrived late behind early slow data: `delta_gap =
+//! −data_acked`. The gap moves by the EWMA of `delta_gap` once per adjust interval, which §5
+//! sets to `(RTT_s + RTT_f) / 2`.
+//!
+//! Our reading of "gap += EWMA(delta_gap, adjust_interval)" (the paper gives no weight): within
+//! one adjust interval the samples are averaged by an EWMA of weight [`EWMA_WEIGHT`] started
+//! afresh at the interval's first sample; at the end of the interval the gap moves by that
+//! average. Summing the samples instead would count one late slow segment once per fast
+//! segment stuck behind it and overshoot; an EWMA carried across intervals would keep pushing
+//! after the gap has been corrected. The gap starts at 0 (MinRTT's behaviour) and is learned.
+//!
+//! More than two subflows (ours): one gap per slow subflow; a `+` sample goes to the subflow
+//! that sent the late left edge, a `−` sample to the subflow that sent the earliest slow segment
+//! still unacknowledged (the one that arrived early).
+
+use std::collections::VecDeque;
+
+use crate::packet::{PathId, MAX_PATHS};
+use crate::sched::stms_c::slide_together;
+use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
+use crate::time::{Duration, Time};
+
+/// Weight of a new `delta_gap` sample in the per-interval EWMA.
+pub const EWMA_WEIGHT: f64 = 0.25;
+
+#[derive(Debug, Default)]
+pub struct StmsA {
+    /// Gap of each (slow) subflow, segments.
+    gap: [f64; MAX_PATHS],
+    /// EWMA of this interval's `delta_gap` samples per subflow (`None`: no sample yet).
+    ewma: [Option<f64>; MAX_PATHS],
+    interval_start: Option<Time>,
+    /// Data-ACK before the latest one.
+    data_ack: u64,
+    /// DSNs of segments handed to slow subflows, ascending, with the subflow.
+    slow_sent: VecDeque<(u64, PathId)>,
+    /// The subflow that is fast now (the lowest smoothed RTT).
+    fast: PathId,
+}
+
+impl StmsA {
+    pub fn gap(&self, p: PathId) -> f64 {
+        self.gap[p as usize]
+    }
+
+    /// `(RTT_s + RTT_f) / 2` over the fastest and slowest subflows with samples (§5).
+    fn adjust_interval(ctx: &SchedCtx<'_>) -> Option<Duration> {
+        let order = ctx.by_srtt();
+        let rtt_f = ctx.subflow(*order.first()?).srtt()?;
+        let rtt_s = order.iter().filter_map(|&p| ctx.subflow(p).srtt()).max()?;
+        Some(Duration((rtt_f.0 + rtt_s.0) / 2))
+    }
+
+    /// At the end of an adjust interval, move every gap by its EWMA.
+    fn maybe_adjust(&mut self, ctx: &SchedCtx<'_>) {
+        let Some(interval) = Self::adjust_interval(ctx) else {
+            return;
+        };
+        let start = *self.interval_start.get_or_insert(ctx.now);
+        if ctx.now.saturating_since(start) < interval {
+            return;
+        }
+        for (g, e) in self.gap.iter_mut().zip(self.ewma.iter_mut()) {
+            if let Some(d) = e.take() {
+                *g = (*g + d).max(0.0);
+            }
+        }
+        self.interval_start = Some(ctx.now);
+    }
+
+    fn sample(&mut self, p: PathId, delta: f64) {
+        let e = &mut self.ewma[p as usize];
+        *e = Some(match *e {
+            None => delta,
+            Some(old) => (1.0 - EWMA_WEIGHT) * old + EWMA_WEIGHT * delta,
+        });
+    }
+
+    /// Algorithm 2 for a data-ACK that moved the left edge from `self.data_ack` to `data_ack`.
+    fn on_data_ack(&mut self, ctx: &SchedCtx<'_>, data_ack: u64) {
+        let mss = ctx.meta().mss() as u64;
+        let old = self.data_ack;
+        let acked = (data_ack.saturating_sub(old) + mss / 2) / mss;
+        if acked > 2 {
+            let slow_left_edge = self
+                .slow_sent
+                .iter()
+                .find(|&&(d, _)| d >= old)
+                .filter(|&&(d, _)| d == old)
+                .map(|&(_, p)| p);
+            match slow_left_edge {
+                Some(p) => self.sample(p, acked as f64),
+                None => {
+                    let p = self
+                        .slow_sent
+                        .iter()
+                        .find(|&&(d, _)| d >= old)
+                        .map(|&(_, p)| p)
+                        .or_else(|| ctx.by_srtt().get(1).copied());
+                    if let Some(p) = p.filter(|&p| p != self.fast) {
+                        self.sample(p, -(acked as f64));
+                    }
+                }
+            }
+        }
+        while self.slow_sent.front().is_some_and(|&(d, _)| d < data_ack) {
+            self.slow_sent.pop_front();
+        }
+        self.data_ack = data_ack;
+    }
+}
+
+impl Scheduler for StmsA {
+    fn name(&self) -> &'static str {
+        "stms-a"
+    }
+
+    fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
+        self.maybe_adjust(ctx);
+        let gaps = self.gap;
+        let a = slide_together(ctx, &mut |_, _, slow| gaps[slow as usize].round() as u64)?;
+        let order = ctx.by_srtt();
+        self.fast = order[0];
+        if a.path != self.fast {
+            if let Some(rec) = ctx.meta().seg(a.seg) {
+                self.slow_sent.push_back((rec.dsn, a.path));
+            }
+        }
+        Some(a)
+    }
+
+    fn on_event(&mut self, ctx: &mut SchedCtx<'_>, ev: &SchedEvent) {
+        if let SchedEvent::DataAck { data_ack } = *ev {
+            self.on_data_ack(ctx, data_ack);
+            self.maybe_adjust(ctx);
+        }
+    }
+
+    fn gap_segments(&self) -> Option<f64> {
+        let p = (0..MAX_PATHS).find(|&p| p != self.fast as usize)?;
+        Some(self.gap[p])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::sched::minrtt::exchange::Exchange;
+
+    /// p0 slow (RTT 90 ms), p1 fast (RTT 30 ms), idle with RTT samples after a first round of
+    /// two segments each; the fast subflow's window is then 4 segments (slow start).
+    fn warmed_up() -> Exchange {
+        let mut ex = Exchange::new("stms-a", 2, 2, 1000);
+        ex.at(0).write(4);
+        assert_eq!(ex.send().len(), 4);
+        ex.at(30).ack(1, 0, 1000);
+        ex.at(90).ack(0, 4, 1000);
+        assert_eq!(ex.cwnd_segs(1), 4);
+        ex
+    }
+
+    fn gap_now(ex: &Exchange) -> f64 {
+        ex.conn.scheduler_gap().unwrap_or(f64::NAN)
+    }
+
+    #[test]
+    fn fresh_stms_a_sends_like_minrtt() {
+        let mut ex = warmed_up();
+        ex.write(4 + 20);
+        let sent = ex.send();
+        let slow: Vec<u64> = sent.iter().filter(|s| s.0 == 0).map(|s| s.1).collect();
+        // Gap 0: the slow subflow takes the segments right after the fast window.
+        assert_eq!(slow.first(), Some(&8), "{sent:?}");
+    }
+
+    #[test]
+    fn late_slow_left_edge_grows_the_gap_at_the_interval_end() {
+        let mut ex = warmed_up();
+        ex.write(4 + 20);
+        ex.send();
+        // The fast segments 4..8 arrive and are data-ACKed two at a time (no sample).
+        ex.at(125).ack(1, 6, 1000);
+        ex.at(126).ack(1, 8, 1000);
+        assert_eq!(gap_now(&ex), 0.0);
+        // Slow segment 8 held the left edge; when it arrives the data-ACK jumps 7 segments:
+        // gap too small by 7. The adjust interval ((90 + 30) / 2 ms) since 90 ms is over.
+        ex.at(185).ack(0, 15, 1000);
+        assert_eq!(gap_now(&ex), 7.0);
+    }
+
+    #[test]
+    fn late_fast_left_edge_shrinks_the_gap() {
+        let mut ex = warmed_up();
+        ex.write(4 + 20);
+        ex.send();
+        ex.at(185).ack(0, 4, 1000);
+        // The fast subflow's segment 4 held the left edge behind slow data already there: a
+        // jump of 4 + the slow segments behind it is a negative sample, and the gap stays >= 0.
+        ex.at(186).ack(1, 12, 1000);
+        assert_eq!(gap_now(&ex), 0.0);
+    }
+}

@@ -1,0 +1,319 @@
+//! The client proxy: SOCKS5 in front, one kernel TCP subflow per path to the server proxy
+//! behind (Guo et al., MobiCom 2017, §6), shared by every application connection unless
+//! `--fresh-subflows`.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::sync::{mpsc, oneshot, Mutex, Semaphore};
+
+use super::auth::{nonce, Psk};
+use super::handshake;
+use super::kernel::SocketOpts;
+use super::policy::Policy;
+use super::session::{read_subflow, start_app, AppIo, Event, Session, SessionConfig};
+use super::socks;
+use super::wire::Hello;
+
+/// How a path's subflow leaves this host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Bind {
+    /// `SO_BINDTODEVICE`.
+    Iface(String),
+    /// Bind to this source address.
+    Src(IpAddr),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathSpec {
+    pub name: String,
+    pub bind: Bind,
+}
+
+impl std::str::FromStr for PathSpec {
+    type Err = String;
+    /// `NAME=IFACE` or `NAME=SRCIP`.
+    fn from_str(s: &str) -> Result<PathSpec, String> {
+        let (name, v) = s
+            .split_once('=')
+            .filter(|(n, v)| !n.is_empty() && !v.is_empty())
+            .ok_or_else(|| format!("--path \"{s}\": expected NAME=IFACE or NAME=SRCIP"))?;
+        let bind = match v.parse::<IpAddr>() {
+            Ok(ip) => Bind::Src(ip),
+            Err(_) if v.len() < libc::IFNAMSIZ && !v.contains('/') => Bind::Iface(v.to_string()),
+            Err(_) => {
+                return Err(format!(
+                    "--path \"{s}\": \"{v}\" is no interface name or address"
+                ))
+            }
+        };
+        Ok(PathSpec {
+            name: name.to_string(),
+            bind,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ClientConfig {
+    pub server: SocketAddr,
+    pub paths: Vec<PathSpec>,
+    pub socks: SocketAddr,
+    pub psk: Psk,
+    pub policy: Policy,
+    pub fresh_subflows: bool,
+    pub sock: SocketOpts,
+    pub session: SessionConfig,
+}
+
+/// Open and authenticate one subflow.
+pub async fn connect_subflow(
+    cfg: &ClientConfig,
+    path: usize,
+    session: u64,
+) -> Result<TcpStream, String> {
+    let spec = &cfg.paths[path];
+    let sock = if cfg.server.is_ipv4() {
+        TcpSocket::new_v4()
+    } else {
+        TcpSocket::new_v6()
+    }
+    .map_err(|e| format!("path {}: socket: {e}", spec.name))?;
+    match &spec.bind {
+        Bind::Iface(i) => sock
+            .bind_device(Some(i.as_bytes()))
+            .map_err(|e| format!("path {}: cannot bind to interface {i}: {e}", spec.name))?,
+        Bind::Src(ip) => sock
+            .bind(SocketAddr::new(*ip, 0))
+            .map_err(|e| format!("path {}: cannot bind to {ip}: {e}", spec.name))?,
+    }
+    cfg.sock
+        .apply(&sock)
+        .map_err(|e| format!("path {}: {e}", spec.name))?;
+    let mut s = tokio::time::timeout(Duration::from_secs(10), sock.connect(cfg.server))
+        .await
+        .map_err(|_| format!("path {}: connecting to {} timed out", spec.name, cfg.server))?
+        .map_err(|e| format!("path {}: cannot connect to {}: {e}", spec.name, cfg.server))?;
+    let hello = Hello {
+        flags: cfg.fresh_subflows as u8,
+        path: path as u8,
+        npaths: cfg.paths.len() as u8,
+        session,
+        nonce: nonce(),
+    };
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        handshake::client(&mut s, &cfg.psk, &hello),
+    )
+    .await
+    .map_err(|_| format!("path {}: authentication timed out", spec.name))?
+    .map_err(|e| format!("path {}: {e}", spec.name))?;
+    Ok(s)
+}
+
+/// Start a session: every path connected and authenticated, or the first error if none.
+pub async fn open_session(cfg: &ClientConfig) -> Result<mpsc::Sender<Event>, String> {
+    let id = u64::from_be_bytes(nonce()[..8].try_into().expect("8 bytes"));
+    let (tx, rx) = mpsc::channel(1024);
+    let mut up = 0;
+    let mut first_err = None;
+    let mut first = Vec::new();
+    for p in 0..cfg.paths.len() {
+        match connect_subflow(cfg, p, id).await {
+            Ok(s) => {
+                first.push(Some(s));
+                up += 1;
+            }
+            Err(e) => {
+                first.push(None);
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    if up == 0 {
+        return Err(first_err.unwrap_or_else(|| "no paths".into()));
+    }
+    if let Some(e) = &first_err {
+        eprintln!("mpsched-proxy: warning: {e} (retrying every {RECONNECT:?})");
+    }
+    for (p, s) in first.into_iter().enumerate() {
+        tokio::spawn(keep_subflow(cfg.clone(), p, id, s, tx.clone()));
+    }
+    let mut scfg = cfg.session.clone();
+    scfg.single_conn = cfg.fresh_subflows;
+    tokio::spawn(Session::new(scfg, None, tx.clone()).run(rx));
+    Ok(tx)
+}
+
+/// How long a failed path waits before it connects again.
+pub const RECONNECT: Duration = Duration::from_secs(1);
+
+/// Keep path `p`'s subflow up for the session's lifetime: run it, and when it fails, connect
+/// again (warm sessions outlive a path's outage).
+async fn keep_subflow(
+    cfg: ClientConfig,
+    p: usize,
+    session: u64,
+    mut s: Option<TcpStream>,
+    tx: mpsc::Sender<Event>,
+) {
+    loop {
+        if let Some(stream) = s.take() {
+            let stream = Arc::new(stream);
+            let up = Event::SubflowUp {
+                path: p as u8,
+                stream: stream.clone(),
+            };
+            if tx.send(up).await.is_err() {
+                return;
+            }
+            read_subflow(p as u8, stream, tx.clone()).await;
+        }
+        tokio::time::sleep(RECONNECT).await;
+        if tx.is_closed() {
+            return;
+        }
+        s = connect_subflow(&cfg, p, session).await.ok();
+    }
+}
+
+/// `single:NAME` names a client path; the server knows paths by number (`p0`, `p1`, ...).
+pub fn server_sched_name(sched: &str, paths: &[PathSpec]) -> String {
+    match sched.strip_prefix("single:") {
+        Some(name) => match paths.iter().position(|p| p.name == name) {
+            Some(i) => format!("single:p{i}"),
+            None => sched.to_string(),
+        },
+        None => sched.to_string(),
+    }
+}
+
+pub struct Client {
+    cfg: ClientConfig,
+    shared: Mutex<Option<mpsc::Sender<Event>>>,
+    next_conn: AtomicU32,
+}
+
+impl Client {
+    pub fn new(cfg: ClientConfig) -> Arc<Client> {
+        Arc::new(Client {
+            cfg,
+            shared: Mutex::new(None),
+            next_conn: AtomicU32::new(1),
+        })
+    }
+
+    /// The shared session, opened on first use and again after it ended.
+    async fn session(&self) -> Result<mpsc::Sender<Event>, String> {
+        if self.cfg.fresh_subflows {
+            return open_session(&self.cfg).await;
+        }
+        let mut g = self.shared.lock().await;
+        if let Some(tx) = g.as_ref().filter(|t| !t.is_closed()) {
+            return Ok(tx.clone());
+        }
+        let tx = open_session(&self.cfg).await?;
+        *g = Some(tx.clone());
+        Ok(tx)
+    }
+
+    /// Connect the shared subflows now (warm windows for the first application connection).
+    pub async fn warm_up(&self) -> Result<(), String> {
+        if self.cfg.fresh_subflows {
+            return Ok(());
+        }
+        self.session().await.map(|_| ())
+    }
+
+    /// Serve SOCKS5 on `listener` until `stop` fires; then end the shared session.
+    pub async fn serve(
+        self: Arc<Self>,
+        listener: TcpListener,
+        mut stop: tokio::sync::watch::Receiver<bool>,
+    ) {
+        let limit = Arc::new(Semaphore::new(1024));
+        loop {
+            tokio::select! {
+                a = listener.accept() => {
+                    let Ok((s, peer)) = a else { continue };
+                    let Ok(permit) = limit.clone().try_acquire_owned() else {
+                        continue; // too many handshakes at once: drop
+                    };
+                    let me = self.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = me.handle(s, peer).await {
+                            eprintln!("mpsched-proxy: {e}");
+                        }
+                        drop(permit);
+                    });
+                }
+                _ = stop.changed() => break,
+            }
+        }
+        if let Some(tx) = self.shared.lock().await.take() {
+            let _ = tx.send(Event::Shutdown).await;
+        }
+    }
+
+    async fn handle(&self, mut s: TcpStream, peer: SocketAddr) -> Result<(), String> {
+        let target =
+            match tokio::time::timeout(Duration::from_secs(10), socks::accept(&mut s)).await {
+                Err(_) => return Err(format!("socks {peer}: request timed out")),
+                Ok(Err(e)) => {
+                    if let Some(code) = e.reply {
+                        let _ = s.write_all(&socks::reply(code)).await;
+                    }
+                    return Err(format!("{peer}: {}", e.msg));
+                }
+                Ok(Ok(t)) => t,
+            };
+        let sched = self
+            .cfg
+            .policy
+            .scheduler_for(&target.host, target.port, peer.port());
+        let sched = server_sched_name(sched, &self.cfg.paths);
+        let tx = match self.session().await {
+            Ok(tx) => tx,
+            Err(e) => {
+                let _ = s.write_all(&socks::reply(socks::NETWORK_UNREACHABLE)).await;
+                return Err(e);
+            }
+        };
+        let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let (to_app, from_session) = mpsc::unbounded_channel();
+        let credit = Arc::new(Semaphore::new(self.cfg.session.send_buffer as usize));
+        let (reply_tx, reply_rx) = oneshot::channel();
+        let open = Event::AppOpen {
+            conn,
+            host: target.host.clone(),
+            port: target.port,
+            sched,
+            io: AppIo {
+                to_app,
+                credit: credit.clone(),
+            },
+            reply: reply_tx,
+        };
+        if tx.send(open).await.is_err() {
+            let _ = s.write_all(&socks::reply(socks::GENERAL_FAILURE)).await;
+            return Err("session ended".into());
+        }
+        let status = tokio::time::timeout(Duration::from_secs(30), reply_rx)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(socks::TTL_EXPIRED);
+        s.write_all(&socks::reply(status))
+            .await
+            .map_err(|e| format!("socks {peer}: {e}"))?;
+        if status != socks::SUCCEEDED {
+            return Ok(());
+        }
+        start_app(conn, s, credit, from_session, tx);
+        Ok(())
+    }
+}

@@ -1,0 +1,1051 @@
+//! A session: the subflows between a client proxy and the server proxy, and every application
+//! connection multiplexed over them (Guo et al., MobiCom 2017, §5-6). One task owns all state
+//! and runs the schedulers; IO tasks talk to it over a channel.
+//!
+//! The scheduler is asked for a record whenever a kernel subflow has window space, reading the
+//! subflows through [`KernelView`] (from `TCP_INFO`). The kernel's ACKs are invisible to user
+//! space, so the session polls every millisecond while it has work and lets each subflow hold
+//! at most `slack` bytes beyond its window; `TCP_NOTSENT_LOWAT` bounds what the kernel takes.
+//! Connections with data are served round robin, one record per turn (§5: "take bytes from
+//! each meta buffer in a round robin manner").
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use mpsched_core::estimate::Estimator;
+use mpsched_core::hist::LogHistogram;
+use mpsched_core::packet::PathId;
+use mpsched_core::sched::{build, Assignment, SchedCtx, SchedEvent, SubflowView};
+use mpsched_core::time::Time;
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+
+use super::conn::{AppMsg, Conn};
+use super::kernel::{tcp_info, KernelView};
+use super::wire::{self, Frame, OwdSample, MAX_OWD};
+
+/// Wall-clock nanoseconds: both proxies stamp records with it; a constant offset between the
+/// two clocks cancels out of ΔOWD (§5).
+pub fn now_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+#[derive(Clone, Debug)]
+pub struct SessionConfig {
+    pub npaths: usize,
+    /// Path names as the schedulers know them (`single:NAME`).
+    pub path_names: Vec<String>,
+    /// Payload bytes per DATA record (the meta segment size).
+    pub record_size: u32,
+    /// Per-connection meta send buffer, bytes.
+    pub send_buffer: u64,
+    /// Per-connection receive buffer advertised to the peer, bytes.
+    pub recv_window: u64,
+    /// Bytes a subflow may hold beyond its congestion window.
+    pub slack: u64,
+    /// Where `--stats` JSON lines go.
+    pub stats: Option<mpsc::UnboundedSender<String>>,
+    /// `--fresh-subflows`: the session serves one application connection and ends with it.
+    pub single_conn: bool,
+}
+
+impl Default for SessionConfig {
+    fn default() -> Self {
+        SessionConfig {
+            npaths: 2,
+            path_names: vec!["p0".into(), "p1".into()],
+            record_size: 1400,
+            send_buffer: 4 << 20,
+            recv_window: 8 << 20,
+            slack: 2 * 1448,
+            stats: None,
+            single_conn: false,
+        }
+    }
+}
+
+/// A frame with its payload owned, as a subflow reader hands it over.
+#[derive(Debug)]
+pub enum InFrame {
+    Data {
+        conn: u32,
+        dsn: u64,
+        send_time: u64,
+        bif: u32,
+        payload: Vec<u8>,
+        recv_time: u64,
+    },
+    Ack {
+        conn: u32,
+        data_ack: u64,
+        rwnd: u64,
+        sacks: Vec<(u64, u64)>,
+        owd: Vec<OwdSample>,
+    },
+    Window {
+        conn: u32,
+        rwnd: u64,
+    },
+    Open {
+        conn: u32,
+        port: u16,
+        host: String,
+        sched: String,
+    },
+    Opened {
+        conn: u32,
+        status: u8,
+    },
+    Close {
+        conn: u32,
+        final_dsn: u64,
+    },
+    Reset {
+        conn: u32,
+    },
+}
+
+impl InFrame {
+    pub fn from_wire(f: Frame<'_>, recv_time: u64) -> InFrame {
+        match f {
+            Frame::Data {
+                conn,
+                dsn,
+                send_time,
+                bif,
+                payload,
+            } => InFrame::Data {
+                conn,
+                dsn,
+                send_time,
+                bif,
+                payload: payload.to_vec(),
+                recv_time,
+            },
+            Frame::Ack {
+                conn,
+                data_ack,
+                rwnd,
+                sacks,
+                owd,
+            } => InFrame::Ack {
+                conn,
+                data_ack,
+                rwnd,
+                sacks,
+                owd,
+            },
+            Frame::Window { conn, rwnd } => InFrame::Window { conn, rwnd },
+            Frame::Open {
+                conn,
+                port,
+                host,
+                sched,
+            } => InFrame::Open {
+                conn,
+                port,
+                host: host.to_string(),
+                sched: sched.to_string(),
+            },
+            Frame::Opened { conn, status } => InFrame::Opened { conn, status },
+            Frame::Close { conn, final_dsn } => InFrame::Close { conn, final_dsn },
+            Frame::Reset { conn, .. } => InFrame::Reset { conn },
+        }
+    }
+}
+
+/// The IO side of an application connection, handed to the session.
+#[derive(Debug)]
+pub struct AppIo {
+    pub to_app: mpsc::UnboundedSender<AppMsg>,
+    /// Bytes the application reader may still read (released as data-ACKs free the buffer).
+    pub credit: Arc<Semaphore>,
+}
+
+/// What the upstream connector of the server reports.
+pub type Upstream = Result<TcpStream, u8>;
+
+#[derive(Debug)]
+pub enum Event {
+    SubflowUp {
+        path: PathId,
+        stream: Arc<TcpStream>,
+    },
+    Frames {
+        path: PathId,
+        frames: Vec<InFrame>,
+    },
+    SubflowDown {
+        path: PathId,
+        why: String,
+    },
+    /// Client: open a connection to `host:port` with scheduler `sched`; `reply` gets the
+    /// server's SOCKS5 status.
+    AppOpen {
+        conn: u32,
+        host: String,
+        port: u16,
+        sched: String,
+        io: AppIo,
+        reply: oneshot::Sender<u8>,
+    },
+    /// Server: the upstream connection for `conn` is ready (or failed with a SOCKS5 code).
+    UpstreamReady {
+        conn: u32,
+        label: String,
+        sched: String,
+        io: Result<AppIo, u8>,
+    },
+    AppData {
+        conn: u32,
+        data: Vec<u8>,
+    },
+    AppEof {
+        conn: u32,
+    },
+    AppWritten {
+        conn: u32,
+        n: u64,
+    },
+    AppFailed {
+        conn: u32,
+    },
+    /// Reset every connection and end.
+    Shutdown,
+}
+
+/// How the session opens upstream connections (server side) — `None` on the client.
+pub type Connector = Arc<dyn Fn(u32, String, u16, String, mpsc::Sender<Event>) + Send + Sync>;
+
+struct Subflow {
+    stream: Option<Arc<TcpStream>>,
+    /// Encoded bytes the kernel has not taken yet.
+    out: Vec<u8>,
+    delivered_seen: u32,
+}
+
+pub struct Session {
+    cfg: SessionConfig,
+    subflows: Vec<Subflow>,
+    views: Vec<KernelView>,
+    est: Estimator,
+    conns: BTreeMap<u32, Conn>,
+    /// Client: replies owed to SOCKS handlers.
+    pending_open: HashMap<u32, (oneshot::Sender<u8>, AppIo)>,
+    io: HashMap<u32, AppIo>,
+    rr: u32,
+    connector: Option<Connector>,
+    tx: mpsc::Sender<Event>,
+    /// Bytes committed to a kernel subflow beyond its congestion window, one sample per
+    /// record: how far decisions lag per-segment scheduling.
+    pub beyond_window: LogHistogram,
+    penalties: Vec<PathId>,
+    ignored_penalties: u64,
+    scratch: Vec<u8>,
+    started: HashMap<u32, Instant>,
+    /// The session ever had a live subflow.
+    was_up: bool,
+    /// Connections opened so far.
+    served: u64,
+}
+
+impl Session {
+    pub fn new(
+        cfg: SessionConfig,
+        connector: Option<Connector>,
+        tx: mpsc::Sender<Event>,
+    ) -> Session {
+        let n = cfg.npaths;
+        Session {
+            subflows: (0..n)
+                .map(|_| Subflow {
+                    stream: None,
+                    out: Vec::new(),
+                    delivered_seen: 0,
+                })
+                .collect(),
+            views: (0..n)
+                .map(|p| KernelView {
+                    path: p as PathId,
+                    alive: false,
+                    info: Default::default(),
+                    slack: cfg.slack,
+                })
+                .collect(),
+            est: Estimator::new(n),
+            conns: BTreeMap::new(),
+            pending_open: HashMap::new(),
+            io: HashMap::new(),
+            rr: 0,
+            connector,
+            tx,
+            beyond_window: LogHistogram::new(),
+            penalties: Vec::new(),
+            ignored_penalties: 0,
+            scratch: Vec::new(),
+            started: HashMap::new(),
+            was_up: false,
+            served: 0,
+            cfg,
+        }
+    }
+
+    /// Run until every subflow is gone or `Shutdown`.
+    pub async fn run(mut self, mut rx: mpsc::Receiver<Event>) {
+        let mut tick = tokio::time::interval(std::time::Duration::from_millis(1));
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            let busy = !self.conns.is_empty() || self.subflows.iter().any(|s| !s.out.is_empty());
+            tokio::select! {
+                ev = rx.recv() => {
+                    let Some(ev) = ev else { break };
+                    if !self.handle(ev) { break; }
+                    // Take what else is queued before deciding: decisions see the latest ACKs.
+                    for _ in 0..256 {
+                        match rx.try_recv() {
+                            Ok(ev) => if !self.handle(ev) { self.finish(); return; },
+                            Err(_) => break,
+                        }
+                    }
+                }
+                _ = tick.tick(), if busy => {}
+            }
+            self.pump();
+            if self.was_up && self.views.iter().all(|v| !v.alive) {
+                break;
+            }
+            if self.cfg.single_conn && self.served > 0 && self.conns.is_empty() {
+                break;
+            }
+        }
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        for p in 0..self.subflows.len() {
+            self.flush(p);
+            if let Some(s) = self.subflows[p].stream.take() {
+                let _ = s.shutdown_std();
+            }
+        }
+        let ids: Vec<u32> = self.conns.keys().copied().collect();
+        for id in ids {
+            self.reset_conn(id, false);
+        }
+        for (_, (reply, _)) in self.pending_open.drain() {
+            let _ = reply.send(1);
+        }
+        if let Some(s) = &self.cfg.stats {
+            let h = &self.beyond_window;
+            let _ = s.send(
+                serde_json::json!({
+                    "event": "session",
+                    "records": h.count(),
+                    "beyond_window_bytes": {
+                        "p50": h.quantile(0.5), "p90": h.quantile(0.9),
+                        "p99": h.quantile(0.99), "max": h.max(), "mean": h.mean(),
+                    },
+                    "ignored_penalties": self.ignored_penalties,
+                })
+                .to_string(),
+            );
+        }
+    }
+
+    /// Handle one event; `false` ends the session.
+    fn handle(&mut self, ev: Event) -> bool {
+        match ev {
+            Event::SubflowUp { path, stream } => {
+                let p = path as usize;
+                if p < self.subflows.len() {
+                    self.subflows[p].stream = Some(stream);
+                    self.subflows[p].out.clear();
+                    self.views[p].alive = true;
+                    self.was_up = true;
+                }
+            }
+            Event::SubflowDown { path, why: _ } => self.subflow_down(path),
+            Event::Frames { path, frames } => {
+                for f in frames {
+                    self.on_frame(path, f);
+                }
+            }
+            Event::AppOpen {
+                conn,
+                host,
+                port,
+                sched,
+                io,
+                reply,
+            } => {
+                let s = match build(&sched, &self.cfg.path_names, &vec![0.0; self.cfg.npaths]) {
+                    Ok(s) => s,
+                    Err(_) => {
+                        let _ = reply.send(1);
+                        return true;
+                    }
+                };
+                let label = format!("{host}:{port}");
+                let c = self.new_conn(conn, s, label);
+                self.conns.insert(conn, c);
+                self.started.insert(conn, Instant::now());
+                self.pending_open.insert(conn, (reply, io));
+                let host = &host[..host.len().min(255)];
+                self.send_control(&Frame::Open {
+                    conn,
+                    port,
+                    host,
+                    sched: &sched,
+                });
+            }
+            Event::UpstreamReady {
+                conn,
+                label,
+                sched,
+                io,
+            } => match io {
+                Ok(io) => {
+                    let s = build(&sched, &self.cfg.path_names, &vec![0.0; self.cfg.npaths])
+                        .expect("checked when the OPEN arrived");
+                    let mut c = self.new_conn(conn, s, label);
+                    c.opened = true;
+                    self.conns.insert(conn, c);
+                    self.started.insert(conn, Instant::now());
+                    self.io.insert(conn, io);
+                    self.send_control(&Frame::Opened { conn, status: 0 });
+                }
+                Err(status) => self.send_control(&Frame::Opened { conn, status }),
+            },
+            Event::AppData { conn, data } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.push_app(&data);
+                }
+            }
+            Event::AppEof { conn } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.local_eof = true;
+                    let final_dsn = c.meta.written();
+                    c.close_sent = true;
+                    // On every live subflow: a CLOSE must survive the loss of one.
+                    self.send_control_all(&Frame::Close { conn, final_dsn });
+                    self.maybe_done(conn);
+                }
+            }
+            Event::AppWritten { conn, n } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    let before = c.rwnd();
+                    c.app_pending = c.app_pending.saturating_sub(n);
+                    // Announce a window that opened by a quarter of the buffer or from zero.
+                    if before < c.recv_window / 4 || c.rwnd() - before >= c.recv_window / 4 {
+                        c.ack_due = true;
+                    }
+                }
+            }
+            Event::AppFailed { conn } => self.reset_conn(conn, true),
+            Event::Shutdown => return false,
+        }
+        true
+    }
+
+    fn new_conn(
+        &mut self,
+        id: u32,
+        s: Box<dyn mpsched_core::sched::Scheduler>,
+        label: String,
+    ) -> Conn {
+        self.served += 1;
+        Conn::new(
+            id,
+            s,
+            self.cfg.record_size,
+            self.cfg.send_buffer,
+            self.cfg.recv_window,
+            self.cfg.npaths,
+            label,
+        )
+    }
+
+    fn on_frame(&mut self, path: PathId, f: InFrame) {
+        match f {
+            InFrame::Data {
+                conn,
+                dsn,
+                send_time,
+                bif,
+                payload,
+                recv_time,
+            } => {
+                let Some(c) = self.conns.get_mut(&conn) else {
+                    return;
+                };
+                let mut out = Vec::new();
+                c.reasm.on_data(dsn, &payload, &mut out);
+                if c.owd.len() == MAX_OWD {
+                    c.owd.pop_front();
+                }
+                c.owd.push_back(OwdSample {
+                    path,
+                    dsn,
+                    send_time,
+                    bif,
+                    recv_time,
+                });
+                c.ack_due = true;
+                if !out.is_empty() {
+                    c.app_pending += out.len() as u64;
+                    if let Some(io) = self.io.get(&conn) {
+                        let _ = io.to_app.send(AppMsg::Data(out));
+                    }
+                }
+                self.deliver_eof(conn);
+            }
+            InFrame::Ack {
+                conn,
+                data_ack,
+                rwnd,
+                sacks,
+                owd,
+            } => {
+                for o in &owd {
+                    if (o.path as usize) < self.cfg.npaths {
+                        self.est.on_owd_sample(
+                            o.path as usize,
+                            Time(o.send_time),
+                            o.bif as u64,
+                            o.recv_time,
+                        );
+                    }
+                }
+                let Some(c) = self.conns.get_mut(&conn) else {
+                    return;
+                };
+                let old = c.meta.data_ack();
+                let freed = c.on_ack(data_ack, rwnd, &sacks);
+                if freed > 0 {
+                    if let Some(io) = self.io.get(&conn) {
+                        io.credit.add_permits(freed as usize);
+                    }
+                }
+                if c.meta.data_ack() > old {
+                    let mut ctx = SchedCtx::with_subflows(
+                        Time(now_ns()),
+                        &self.views,
+                        &mut c.meta,
+                        &self.est,
+                        &mut self.penalties,
+                    );
+                    let data_ack = ctx.meta().data_ack();
+                    c.sched
+                        .on_event(&mut ctx, &SchedEvent::DataAck { data_ack });
+                    self.ignored_penalties += self.penalties.len() as u64;
+                    self.penalties.clear();
+                }
+                self.maybe_done(conn);
+            }
+            InFrame::Window { conn, rwnd } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    let a = c.meta.data_ack();
+                    c.meta.on_data_ack(a, rwnd);
+                }
+            }
+            InFrame::Open {
+                conn,
+                port,
+                host,
+                sched,
+            } => {
+                if self.conns.contains_key(&conn) {
+                    return;
+                }
+                if build(&sched, &self.cfg.path_names, &vec![0.0; self.cfg.npaths]).is_err() {
+                    self.send_control(&Frame::Opened { conn, status: 1 });
+                    return;
+                }
+                match &self.connector {
+                    Some(connect) => connect(conn, host, port, sched, self.tx.clone()),
+                    None => self.send_control(&Frame::Opened { conn, status: 2 }),
+                }
+            }
+            InFrame::Opened { conn, status } => {
+                let Some((reply, io)) = self.pending_open.remove(&conn) else {
+                    return;
+                };
+                let _ = reply.send(status);
+                if status == 0 {
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.opened = true;
+                    }
+                    self.io.insert(conn, io);
+                } else {
+                    self.conns.remove(&conn);
+                }
+            }
+            InFrame::Close { conn, final_dsn } => {
+                if let Some(c) = self.conns.get_mut(&conn) {
+                    c.peer_final = Some(final_dsn);
+                }
+                self.deliver_eof(conn);
+            }
+            InFrame::Reset { conn } => self.reset_conn(conn, false),
+        }
+    }
+
+    fn deliver_eof(&mut self, conn: u32) {
+        let Some(c) = self.conns.get_mut(&conn) else {
+            return;
+        };
+        if !c.peer_eof_delivered && c.peer_final == Some(c.reasm.next_dsn()) {
+            c.peer_eof_delivered = true;
+            c.ack_due = true;
+            if let Some(io) = self.io.get(&conn) {
+                let _ = io.to_app.send(AppMsg::Eof);
+            }
+        }
+        self.maybe_done(conn);
+    }
+
+    fn maybe_done(&mut self, conn: u32) {
+        if self.conns.get(&conn).is_some_and(Conn::done) {
+            // The peer may still need our last ACK.
+            self.flush_ack(conn);
+            self.remove_conn(conn, "closed");
+        }
+    }
+
+    fn reset_conn(&mut self, conn: u32, tell_peer: bool) {
+        if tell_peer {
+            self.send_control_all(&Frame::Reset { conn, reason: 0 });
+        }
+        if let Some(io) = self.io.get(&conn) {
+            let _ = io.to_app.send(AppMsg::Reset);
+        }
+        if let Some((reply, _)) = self.pending_open.remove(&conn) {
+            let _ = reply.send(1);
+        }
+        self.remove_conn(conn, "reset");
+    }
+
+    fn remove_conn(&mut self, conn: u32, how: &str) {
+        let Some(c) = self.conns.remove(&conn) else {
+            return;
+        };
+        self.io.remove(&conn);
+        let dur = self
+            .started
+            .remove(&conn)
+            .map(|t| t.elapsed().as_secs_f64());
+        if let Some(s) = &self.cfg.stats {
+            let _ = s.send(
+                serde_json::json!({
+                    "event": "conn",
+                    "conn": conn,
+                    "dst": c.label,
+                    "end": how,
+                    "scheduler": c.sched.name(),
+                    "duration_s": dur,
+                    "bytes_sent": c.meta.written(),
+                    "bytes_received": c.reasm.next_dsn(),
+                    "reinjected_bytes": c.meta.reinjected_bytes(),
+                    "duplicate_bytes_received": c.reasm.duplicate_bytes,
+                    "records_by_path": c.records_by_path,
+                })
+                .to_string(),
+            );
+        }
+    }
+
+    fn subflow_down(&mut self, path: PathId) {
+        let p = path as usize;
+        if p >= self.subflows.len() || !self.views[p].alive {
+            return;
+        }
+        self.views[p].alive = false;
+        self.subflows[p].stream = None;
+        self.subflows[p].out.clear();
+        // Whatever the dead subflow carried and the peer has not confirmed is sent again on
+        // a live one (as MPTCP reinjects a failed subflow's data, v0.9x mptcp_reinject_data).
+        for c in self.conns.values_mut() {
+            for n in c.meta.base_seg()..c.meta.end_seg() {
+                if let Some(r) = c.meta.seg(n) {
+                    if r.sent_on(path) && !r.received {
+                        c.failover.push_back(n);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- output ------------------------------------------------------------------------------
+
+    fn refresh(&mut self, p: usize) {
+        if let Some(s) = &self.subflows[p].stream {
+            match tcp_info(s.as_ref()) {
+                Ok(i) => self.views[p].info = i,
+                Err(_) => self.views[p].alive = false,
+            }
+        }
+    }
+
+    fn has_room(&self, p: usize) -> bool {
+        self.subflows[p].out.is_empty() && self.views[p].has_cwnd_space()
+    }
+
+    /// Flush what the kernel refused before, then fill every subflow with room.
+    fn pump(&mut self) {
+        for p in 0..self.subflows.len() {
+            self.flush(p);
+            self.refresh(p);
+            self.bandwidth_sample(p);
+        }
+        let ids: Vec<u32> = self.conns.keys().copied().collect();
+        for id in &ids {
+            if self.conns[id].ack_due {
+                self.flush_ack(*id);
+            }
+        }
+        if ids.is_empty() {
+            return;
+        }
+        let now = Time(now_ns());
+        loop {
+            if !(0..self.views.len()).any(|p| self.has_room(p)) {
+                return;
+            }
+            let mut progressed = false;
+            // Round robin from the connection after the last one served.
+            let start = ids.partition_point(|&i| i <= self.rr);
+            for k in 0..ids.len() {
+                let id = ids[(start + k) % ids.len()];
+                if let Some(a) = self.decide(id, now) {
+                    self.send_record(id, a, now);
+                    self.rr = id;
+                    progressed = true;
+                    break;
+                }
+            }
+            if !progressed {
+                return;
+            }
+        }
+    }
+
+    fn decide(&mut self, id: u32, now: Time) -> Option<Assignment> {
+        let c = self.conns.get_mut(&id)?;
+        if !c.opened {
+            return None;
+        }
+        // Failover copies first, on the lowest-RTT live subflow with room.
+        while let Some(&seg) = c.failover.front() {
+            let live = c.meta.seg(seg).is_some_and(|r| !r.received);
+            if !live {
+                c.failover.pop_front();
+                continue;
+            }
+            let best = (0..self.views.len())
+                .filter(|&p| self.subflows[p].out.is_empty() && self.views[p].has_cwnd_space())
+                .min_by_key(|&p| self.views[p].srtt());
+            return best.map(|p| {
+                c.failover.pop_front();
+                Assignment {
+                    path: p as PathId,
+                    seg,
+                }
+            });
+        }
+        let mut ctx = SchedCtx::with_subflows(
+            now,
+            &self.views,
+            &mut c.meta,
+            &self.est,
+            &mut self.penalties,
+        );
+        let a = c.sched.next(&mut ctx);
+        // A kernel subflow cannot be made to halve its window from user space.
+        self.ignored_penalties += self.penalties.len() as u64;
+        self.penalties.clear();
+        let any_dead = self.views.iter().any(|v| !v.alive);
+        match a {
+            Some(a)
+                if (a.path as usize) < self.views.len() && self.views[a.path as usize].alive =>
+            {
+                let p = a.path as usize;
+                let ok = self.subflows[p].out.is_empty()
+                    && self.views[p].has_cwnd_space()
+                    && c.meta.in_window(a.seg);
+                ok.then_some(a)
+            }
+            // The scheduler waits for, or names, a subflow that failed: its plan cannot
+            // complete, so the next unsent segment goes on the fastest live subflow with room
+            // (as Linux MPTCP drops a failed subflow from scheduling).
+            Some(_) | None if any_dead => {
+                let seg = c.meta.next_unsent().filter(|&n| c.meta.in_window(n))?;
+                let p = (0..self.views.len())
+                    .filter(|&p| self.subflows[p].out.is_empty() && self.views[p].has_cwnd_space())
+                    .min_by_key(|&p| self.views[p].srtt())?;
+                Some(Assignment {
+                    path: p as PathId,
+                    seg,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn send_record(&mut self, id: u32, a: Assignment, now: Time) {
+        let p = a.path as usize;
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        let mut payload = std::mem::take(&mut self.scratch);
+        let Some(dsn) = c.payload(a.seg, &mut payload) else {
+            self.scratch = payload;
+            return;
+        };
+        let bif = self.views[p].in_flight().min(u32::MAX as u64) as u32;
+        c.meta.on_transmit(a.seg, a.path, now);
+        c.records_by_path[p] += 1;
+        let f = Frame::Data {
+            conn: id,
+            dsn,
+            send_time: now.0,
+            bif,
+            payload: &payload,
+        };
+        wire::encode(&f, &mut self.subflows[p].out).expect("record fits a frame");
+        self.scratch = payload;
+        self.flush(p);
+        self.refresh(p);
+        self.beyond_window
+            .record(self.views[p].committed_beyond_window());
+    }
+
+    /// §5's bandwidth EWMA from the kernel's delivery-rate samples (`tcpi_delivery_rate`,
+    /// net/ipv4/tcp_rate.c), one per change of `tcpi_delivered`.
+    fn bandwidth_sample(&mut self, p: usize) {
+        let i = self.views[p].info;
+        if !self.views[p].alive || i.delivered == self.subflows[p].delivered_seen {
+            return;
+        }
+        self.subflows[p].delivered_seen = i.delivered;
+        if i.delivery_rate > 0 {
+            let app_limited = i.app_limited_bits & 1 != 0;
+            self.est
+                .on_bandwidth_sample(p, i.delivery_rate as f64 * 8.0, app_limited);
+        }
+    }
+
+    fn flush(&mut self, p: usize) {
+        let sf = &mut self.subflows[p];
+        let Some(s) = &sf.stream else {
+            return;
+        };
+        while !sf.out.is_empty() {
+            match s.try_write(&sf.out) {
+                Ok(n) => {
+                    sf.out.drain(..n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(_) => {
+                    // The reader sees the failure too and reports the subflow down.
+                    return;
+                }
+            }
+        }
+    }
+
+    /// The live subflow with the lowest smoothed RTT: control frames take the fast way.
+    fn control_path(&self) -> Option<usize> {
+        (0..self.views.len())
+            .filter(|&p| self.views[p].alive)
+            .min_by_key(|&p| (self.views[p].srtt(), p))
+    }
+
+    fn send_control(&mut self, f: &Frame<'_>) {
+        if let Some(p) = self.control_path() {
+            wire::encode(f, &mut self.subflows[p].out).expect("control frame fits");
+            self.flush(p);
+        }
+    }
+
+    fn send_control_all(&mut self, f: &Frame<'_>) {
+        for p in 0..self.views.len() {
+            if self.views[p].alive {
+                wire::encode(f, &mut self.subflows[p].out).expect("control frame fits");
+                self.flush(p);
+            }
+        }
+    }
+
+    fn flush_ack(&mut self, id: u32) {
+        let Some(c) = self.conns.get_mut(&id) else {
+            return;
+        };
+        c.ack_due = false;
+        let f = Frame::Ack {
+            conn: id,
+            data_ack: c.reasm.next_dsn(),
+            rwnd: c.rwnd(),
+            sacks: c.reasm.sacks(),
+            owd: c.owd.drain(..).collect(),
+        };
+        self.send_control(&f);
+    }
+}
+
+/// Read frames from an authenticated subflow and hand them to the session.
+pub async fn read_subflow(path: PathId, stream: Arc<TcpStream>, tx: mpsc::Sender<Event>) {
+    let mut buf = vec![0u8; 2 * (wire::HEADER_LEN + wire::MAX_BODY)];
+    let mut have = 0usize;
+    let why = loop {
+        if stream.readable().await.is_err() {
+            break "readable failed".to_string();
+        }
+        match stream.try_read(&mut buf[have..]) {
+            Ok(0) => break "closed by peer".to_string(),
+            Ok(n) => have += n,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(e) => break e.to_string(),
+        }
+        let now = now_ns();
+        let mut frames = Vec::new();
+        let mut at = 0;
+        let err = loop {
+            match wire::decode(&buf[at..have]) {
+                Ok(Some((f, used))) => {
+                    frames.push(InFrame::from_wire(f, now));
+                    at += used;
+                }
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        buf.copy_within(at..have, 0);
+        have -= at;
+        if !frames.is_empty() && tx.send(Event::Frames { path, frames }).await.is_err() {
+            return;
+        }
+        if let Some(e) = err {
+            break format!("bad frame: {e}");
+        }
+    };
+    let _ = stream.shutdown_std();
+    let _ = tx.send(Event::SubflowDown { path, why }).await;
+}
+
+trait ShutdownStd {
+    fn shutdown_std(&self) -> std::io::Result<()>;
+}
+
+impl ShutdownStd for TcpStream {
+    fn shutdown_std(&self) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        // SAFETY: shutdown(2) on a descriptor this stream owns.
+        let rc = unsafe { libc::shutdown(self.as_raw_fd(), libc::SHUT_RDWR) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    }
+}
+
+/// Size of one application read (and so the most a record batch carries at once).
+pub const APP_READ: usize = 64 * 1024;
+
+/// Move an application socket's bytes into the session, within the connection's credit.
+pub async fn read_app(
+    conn: u32,
+    mut rd: tokio::net::tcp::OwnedReadHalf,
+    credit: Arc<Semaphore>,
+    tx: mpsc::Sender<Event>,
+) {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0u8; APP_READ];
+    loop {
+        let Ok(permit) = credit.acquire_many(APP_READ as u32).await else {
+            return;
+        };
+        permit.forget();
+        match rd.read(&mut buf).await {
+            Ok(0) => {
+                let _ = tx.send(Event::AppEof { conn }).await;
+                return;
+            }
+            Ok(n) => {
+                credit.add_permits(APP_READ - n);
+                let data = buf[..n].to_vec();
+                if tx.send(Event::AppData { conn, data }).await.is_err() {
+                    return;
+                }
+            }
+            Err(_) => {
+                let _ = tx.send(Event::AppFailed { conn }).await;
+                return;
+            }
+        }
+    }
+}
+
+/// Write what the session delivers to an application socket.
+pub async fn write_app(
+    conn: u32,
+    mut wr: tokio::net::tcp::OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<AppMsg>,
+    tx: mpsc::Sender<Event>,
+) {
+    use tokio::io::AsyncWriteExt;
+    while let Some(m) = rx.recv().await {
+        match m {
+            AppMsg::Data(d) => {
+                if wr.write_all(&d).await.is_err() {
+                    let _ = tx.send(Event::AppFailed { conn }).await;
+                    return;
+                }
+                let n = d.len() as u64;
+                if tx.send(Event::AppWritten { conn, n }).await.is_err() {
+                    return;
+                }
+            }
+            AppMsg::Eof => {
+                let _ = wr.shutdown().await;
+            }
+            AppMsg::Reset => {
+                // SO_LINGER 0: the application sees a reset, not a clean end.
+                let _ =
+                    socket2::SockRef::from(wr.as_ref()).set_linger(Some(std::time::Duration::ZERO));
+                return;
+            }
+        }
+    }
+}
+
+/// Start the reader and writer of an application socket; returns the session's side.
+pub fn spawn_app(conn: u32, stream: TcpStream, send_buffer: u64, tx: mpsc::Sender<Event>) -> AppIo {
+    let (to_app, from_session) = mpsc::unbounded_channel();
+    let credit = Arc::new(Semaphore::new(send_buffer as usize));
+    start_app(conn, stream, credit.clone(), from_session, tx);
+    AppIo { to_app, credit }
+}
+
+/// The two halves of an application socket's IO, given the session's channels.
+pub fn start_app(
+    conn: u32,
+    stream: TcpStream,
+    credit: Arc<Semaphore>,
+    from_session: mpsc::UnboundedReceiver<AppMsg>,
+    tx: mpsc::Sender<Event>,
+) {
+    let _ = stream.set_nodelay(true);
+    let (rd, wr) = stream.into_split();
+    tokio::spawn(read_app(conn, rd, credit, tx.clone()));
+    tokio::spawn(write_app(conn, wr, from_session, tx));
+}
+
+/// A local address for messages.
+pub fn addr_str(a: &SocketAddr) -> String {
+    a.to_string()
+}

@@ -1,0 +1,423 @@
+//! The proxy end to end on loopback: two "paths" are two source addresses (127.0.0.2 and
+//! 127.0.0.3) to a server proxy on 127.0.0.1, the binaries run as users run them, and the
+//! application is a SOCKS5 client in the test.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_mpsched-proxy");
+const IO_TIMEOUT: Duration = Duration::from_secs(20);
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("mpsched-proxy-test-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d.join(name)
+}
+
+fn psk_file(name: &str, key: &str) -> PathBuf {
+    let p = tmp(name);
+    std::fs::write(&p, key).unwrap();
+    p
+}
+
+/// A child process stopped (by its PID, through the handle) when dropped.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Start the binary and wait for its "... on ADDR" line.
+fn spawn(args: &[&str]) -> (Proc, SocketAddr) {
+    let mut c = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mpsched-proxy");
+    let err = c.stderr.take().unwrap();
+    let mut lines = BufReader::new(err).lines();
+    let mut seen = Vec::new();
+    let line = loop {
+        let l = lines
+            .next()
+            .unwrap_or_else(|| panic!("mpsched-proxy exited: {seen:?}"))
+            .unwrap();
+        if l.contains(" on ") {
+            break l;
+        }
+        eprintln!("{l}");
+        seen.push(l);
+    };
+    let addr = line
+        .rsplit(' ')
+        .next()
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    // Keep draining stderr so the child never blocks on it.
+    std::thread::spawn(move || for _ in lines {});
+    (Proc(c), addr)
+}
+
+struct Pair {
+    _server: Proc,
+    _client: Proc,
+    server: SocketAddr,
+    socks: SocketAddr,
+}
+
+fn start_pair(server_extra: &[&str], client_extra: &[&str]) -> Pair {
+    let key = psk_file("psk", "0123456789abcdef-test-key");
+    let key = key.to_str().unwrap();
+    let mut sargs = vec!["server", "--listen", "127.0.0.1:0", "--psk-file", key];
+    sargs.extend_from_slice(server_extra);
+    let (server_p, server) = spawn(&sargs);
+    let srv = server.to_string();
+    let mut cargs = vec![
+        "client",
+        "--server",
+        &srv,
+        "--path",
+        "a=127.0.0.2",
+        "--path",
+        "b=127.0.0.3",
+        "--socks",
+        "127.0.0.1:0",
+        "--psk-file",
+        key,
+    ];
+    cargs.extend_from_slice(client_extra);
+    let (client_p, socks) = spawn(&cargs);
+    Pair {
+        _server: server_p,
+        _client: client_p,
+        server,
+        socks,
+    }
+}
+
+/// SOCKS5 CONNECT by domain name; the reply code on failure.
+fn socks_connect(socks: SocketAddr, host: &str, port: u16) -> Result<TcpStream, u8> {
+    let mut s = TcpStream::connect(socks).unwrap();
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut m = [0u8; 2];
+    s.read_exact(&mut m).unwrap();
+    assert_eq!(m, [5, 0]);
+    let mut req = vec![5, 1, 0, 3, host.len() as u8];
+    req.extend_from_slice(host.as_bytes());
+    req.extend_from_slice(&port.to_be_bytes());
+    s.write_all(&req).unwrap();
+    let mut rep = [0u8; 10];
+    s.read_exact(&mut rep).unwrap();
+    if rep[1] == 0 {
+        Ok(s)
+    } else {
+        Err(rep[1])
+    }
+}
+
+fn pattern(n: usize, salt: u8) -> Vec<u8> {
+    (0..n).map(|i| ((i * 31 + i / 977) as u8) ^ salt).collect()
+}
+
+/// An upstream that echoes every byte.
+fn echo_server() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut r = s.try_clone().unwrap();
+                let mut w = s;
+                let _ = std::io::copy(&mut r, &mut w);
+                let _ = w.shutdown(std::net::Shutdown::Write);
+            });
+        }
+    });
+    port
+}
+
+/// An upstream that sends `n` pattern bytes to each connection, then closes.
+fn source_server(n: usize) -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let _ = s.write_all(&pattern(n, 7));
+            });
+        }
+    });
+    port
+}
+
+fn scheduler_names() -> Vec<&'static str> {
+    mpsched_core::sched::SCHEDULERS
+        .iter()
+        .map(|s| s.0)
+        .collect()
+}
+
+#[test]
+fn every_scheduler_echo_through_proxy_is_byte_exact() {
+    let names = scheduler_names();
+    let ports: Vec<u16> = names.iter().map(|_| echo_server()).collect();
+    let mut policy = String::from("default = \"dems-f\"\n");
+    for (n, p) in names.iter().zip(&ports) {
+        policy += &format!("[[rule]]\nport = {p}\nscheduler = \"{n}\"\n");
+    }
+    let pf = tmp("policy.toml");
+    std::fs::write(&pf, policy).unwrap();
+    let stats = tmp("echo.stats");
+    let _ = std::fs::remove_file(&stats);
+    let pair = start_pair(
+        &["--allow", "127.0.0.0/8"],
+        &[
+            "--policy",
+            pf.to_str().unwrap(),
+            "--stats",
+            stats.to_str().unwrap(),
+        ],
+    );
+    for (n, p) in names.iter().zip(&ports) {
+        let s = socks_connect(pair.socks, "127.0.0.1", *p).unwrap_or_else(|c| panic!("{n}: {c}"));
+        let data = pattern(1 << 20, 3);
+        let mut w = s.try_clone().unwrap();
+        let up = data.clone();
+        let writer = std::thread::spawn(move || {
+            w.write_all(&up).unwrap();
+            w.shutdown(std::net::Shutdown::Write).unwrap();
+        });
+        let mut got = Vec::new();
+        (&s).read_to_end(&mut got)
+            .unwrap_or_else(|e| panic!("{n}: {e}"));
+        writer.join().unwrap();
+        assert!(got == data, "{n}: {} bytes back, differ", got.len());
+    }
+    // Each connection's stats line names the scheduler the policy chose.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(&stats).unwrap_or_default();
+        let missing: Vec<&&str> = names
+            .iter()
+            .filter(|n| {
+                !text.contains(&format!(
+                    "\"scheduler\":\"{}\"",
+                    n.split(':').next().unwrap()
+                ))
+            })
+            .collect();
+        if missing.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no stats line for {missing:?}: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn killed_subflow_mid_transfer_connection_survives_on_other_path() {
+    if Command::new("ss").arg("-V").output().is_err() {
+        eprintln!("skipped: ss (iproute2) not installed; it kills the subflow socket");
+        return;
+    }
+    const N: usize = 16 << 20;
+    let port = source_server(N);
+    // minrtt spreads over both subflows on loopback; any scheduler must survive the kill.
+    let pf = tmp("policy-kill.toml");
+    std::fs::write(&pf, "default = \"minrtt\"\n").unwrap();
+    let pair = start_pair(
+        &["--allow", "127.0.0.0/8"],
+        &["--policy", pf.to_str().unwrap()],
+    );
+    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
+    let mut got = vec![0u8; 1 << 20];
+    s.read_exact(&mut got).unwrap();
+    let filter = format!("dport = :{} and src 127.0.0.3", pair.server.port());
+    let out = Command::new("ss")
+        .args(["-K", "-tn", "state", "established"])
+        .arg(&filter)
+        .output()
+        .unwrap();
+    let killed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        killed.contains("127.0.0.3"),
+        "ss -K killed nothing: {killed}"
+    );
+    s.read_to_end(&mut got).unwrap();
+    assert_eq!(got.len(), N);
+    assert!(
+        got == pattern(N, 7),
+        "bytes differ after the subflow was killed"
+    );
+    // The path comes back: the client connects it again (client::RECONNECT, 1 s).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = Command::new("ss")
+            .args(["-tn", "state", "established"])
+            .arg(&filter)
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&out.stdout).contains("127.0.0.3") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "path b was not reconnected");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
+    let mut again = Vec::new();
+    s.read_to_end(&mut again).unwrap();
+    assert!(
+        again == pattern(N, 7),
+        "bytes differ after the path came back"
+    );
+}
+
+#[test]
+fn wrong_psk_client_is_refused_with_one_line() {
+    let key = psk_file("psk-server", "the-right-key-0123456789");
+    let (_server, addr) = spawn(&[
+        "server",
+        "--listen",
+        "127.0.0.1:0",
+        "--psk-file",
+        key.to_str().unwrap(),
+    ]);
+    let bad = psk_file("psk-bad", "the-wrong-key-0123456789");
+    let out = Command::new(BIN)
+        .args([
+            "client",
+            "--server",
+            &addr.to_string(),
+            "--path",
+            "a=127.0.0.2",
+        ])
+        .args([
+            "--socks",
+            "127.0.0.1:0",
+            "--psk-file",
+            bad.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let last = err.lines().last().unwrap_or("");
+    assert!(last.starts_with("mpsched: error: path a:"), "{err}");
+    assert!(last.contains("wrong key"), "{err}");
+}
+
+fn rss_kib(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let l = s.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    l.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn garbage_flood_on_listening_port_stays_in_bounded_memory() {
+    let pair = start_pair(&["--allow", "127.0.0.0/8"], &[]);
+    let pid = pair._server.0.id();
+    let before = rss_kib(pid);
+    // 400 connections, each pushing 1 MiB of garbage: 400 MiB offered in all.
+    let junk = vec![0x5Au8; 1 << 20];
+    let mut handles = Vec::new();
+    for _ in 0..4 {
+        let junk = junk.clone();
+        let srv = pair.server;
+        handles.push(std::thread::spawn(move || {
+            for _ in 0..100 {
+                if let Ok(mut s) = TcpStream::connect(srv) {
+                    s.set_write_timeout(Some(Duration::from_millis(300)))
+                        .unwrap();
+                    let _ = s.write_all(&junk);
+                    s.set_read_timeout(Some(Duration::from_millis(300)))
+                        .unwrap();
+                    let mut b = [0u8; 64];
+                    // An unauthenticated peer gets nothing but a closed connection.
+                    if let Ok(n) = s.read(&mut b) {
+                        assert_eq!(n, 0, "the server answered garbage with {n} bytes");
+                    }
+                }
+            }
+        }));
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    let after = rss_kib(pid);
+    // Bound: the handshake table (256 x a few KiB) plus allocator slack, far below the
+    // 400 MiB offered; 32 MiB would mean garbage is being buffered.
+    assert!(
+        after < before + 32 * 1024,
+        "server RSS grew from {before} to {after} KiB"
+    );
+    // And the real client still gets through.
+    let port = source_server(1000);
+    let mut s = socks_connect(pair.socks, "127.0.0.1", port).unwrap();
+    let mut got = Vec::new();
+    s.read_to_end(&mut got).unwrap();
+    assert_eq!(got, pattern(1000, 7));
+}
+
+#[test]
+fn socks5_errors_get_rfc1928_replies() {
+    let pair = start_pair(&[], &[]); // no --allow: loopback destinations refused
+    let port = echo_server();
+    // Destination outside the allow-list: 0x02 "connection not allowed by ruleset".
+    assert_eq!(
+        socks_connect(pair.socks, "127.0.0.1", port).err(),
+        Some(0x02)
+    );
+    // Unresolvable name: 0x04 "host unreachable".
+    assert_eq!(
+        socks_connect(pair.socks, "no-such-host.invalid", 80).err(),
+        Some(0x04)
+    );
+    // BIND (0x02): 0x07 "command not supported".
+    let mut s = TcpStream::connect(pair.socks).unwrap();
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut m = [0u8; 2];
+    s.read_exact(&mut m).unwrap();
+    s.write_all(&[5, 2, 0, 1, 127, 0, 0, 1, 0, 80]).unwrap();
+    let mut rep = [0u8; 10];
+    s.read_exact(&mut rep).unwrap();
+    assert_eq!(rep[1], 0x07);
+    // Address type 9: 0x08 "address type not supported".
+    let mut s = TcpStream::connect(pair.socks).unwrap();
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    s.write_all(&[5, 1, 0]).unwrap();
+    s.read_exact(&mut m).unwrap();
+    s.write_all(&[5, 1, 0, 9]).unwrap();
+    s.read_exact(&mut rep).unwrap();
+    assert_eq!(rep[1], 0x08);
+    // Only username/password offered: method 0xFF "no acceptable methods".
+    let mut s = TcpStream::connect(pair.socks).unwrap();
+    s.set_read_timeout(Some(IO_TIMEOUT)).unwrap();
+    s.write_all(&[5, 1, 2]).unwrap();
+    s.read_exact(&mut m).unwrap();
+    assert_eq!(m, [5, 0xFF]);
+}
+
+#[test]
+fn socks5_refused_port_gets_connection_refused() {
+    let pair = start_pair(&["--allow", "127.0.0.0/8"], &[]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    assert_eq!(
+        socks_connect(pair.socks, "127.0.0.1", port).err(),
+        Some(0x05)
+    );
+}
