@@ -50,7 +50,8 @@ def check_schedulers(names: Iterable[str]) -> None:
     and `_core.validate` (called before any run) answers with its own one-line error."""
     known = [name for name, _ in schedulers()]
     for name in names:
-        # NAME+RECEIVER runs NAME with a receiver policy (e.g. rr+rtsc); the engine checks it.
+        # NAME+RECEIVER runs NAME with a receiver policy (e.g. rr+rtsc); NAME:ARG passes its
+        # arguments to the scheduler. The engine checks both.
         base = name.split("+", 1)[0]
         if base not in known and base.split(":", 1)[0] not in known:
             raise ScenarioError(f'unknown scheduler "{name}" (known: {", ".join(known)})')

@@ -139,12 +139,11 @@ pub struct Link<P> {
     /// is in transit and no longer counts against the drop-tail limit).
     head_in_transit: Option<Time>,
     stats: LinkStats,
-    /// Scheduled changes of the propagation delay: from each time on, that delay.
-    delay_steps: Vec<(Time, Duration)>,
     /// Periodic handovers: rate and delay factors while one lasts.
     handover: Option<crate::scenario::Handover>,
-    /// Latest arrival handed out: neither a delay step down nor the end of a handover lets a
-    /// packet overtake another (the propagation FIFO stays in order).
+    /// Scheduled changes of the propagation delay: from each time on, that delay.
+    delay_steps: Vec<(Time, Duration)>,
+    /// Latest arrival handed out: a delay decrease never lets a packet overtake another.
     last_arrival: Time,
 }
 
@@ -204,8 +203,8 @@ impl<P> Link<P> {
             head_departs: None,
             head_in_transit: None,
             stats: LinkStats::default(),
-            delay_steps: Vec::new(),
             handover: spec.handover,
+            delay_steps: Vec::new(),
             last_arrival: Time::ZERO,
         }
     }

@@ -19,6 +19,7 @@ fn link(rate_bps: Option<f64>, delay_s: f64, queue: QueueSpec) -> LinkSpec {
         queue,
         loss: 0.0,
         outages: Vec::new(),
+        handover: None,
     }
 }
 
@@ -29,6 +30,7 @@ fn path(name: &str, rate_bps: f64, rtt_s: f64, queue_s: f64) -> PathSpec {
         name: name.into(),
         forward: link(Some(rate_bps), rtt_s / 2.0, QueueSpec::Time(queue_s)),
         reverse: link(None, rtt_s / 2.0, QueueSpec::Unlimited),
+        backup: false,
     }
 }
 
