@@ -63,12 +63,12 @@ pub struct Ack {
     pub rwnd: u64,
     /// RFC 7323 TSecr: the TSval this ACK echoes (sender clock).
     pub ts_ecr: u64,
-    /// One-way-delay echo for the segment that triggered this ACK. Seed 000 §5: the receiver
+    /// One-way-delay echo for the segment that triggered this ACK. Guo et al., MobiCom 2017, §5: the receiver
     /// records the reception time and sends it back with the sequence number.
     pub owd_echo: Option<OwdEcho>,
 }
 
-/// Reception report for one data segment (seed 000 §5, "OWD measurement").
+/// Reception report for one data segment (Guo et al., MobiCom 2017, §5, "OWD measurement").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OwdEcho {
     /// Subflow sequence number of the segment.

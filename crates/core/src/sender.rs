@@ -68,7 +68,7 @@ pub fn sndbuf_for(cwnd_segs: u64, mss: u32, cap: u64) -> u64 {
 /// Per-path counters a driver reports as metrics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PathStats {
-    /// Sum and count of free cwnd (bytes) sampled at every ACK arrival (seed 002 §5.1.2).
+    /// Sum and count of free cwnd (bytes) sampled at every ACK arrival (Shi et al., USENIX ATC 2018, §5.1.2).
     pub free_cwnd_sum: f64,
     pub acks: u64,
     /// Sum of srtt over ACKs, for the average.
@@ -172,7 +172,7 @@ impl SenderConnection {
 
     // ---- application ---------------------------------------------------------------------
 
-    /// Queue application data; `end_of_chunk` is the hint API of seed 000 §5.
+    /// Queue application data; `end_of_chunk` is the hint API of Guo et al., MobiCom 2017, §5.
     pub fn write(&mut self, bytes: u64, end_of_chunk: bool) -> u64 {
         self.meta.write(bytes, end_of_chunk)
     }

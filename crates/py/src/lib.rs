@@ -191,7 +191,7 @@ fn trace_gen(
     };
     let dips = matches!(kind, "handover" | "outage") || dip_every_s.is_some();
     if dips {
-        // Seed 001 §5: every 15 s, 2 s long, a tenth of the rate.
+        // Cech, TUM 2020, §5: every 15 s, 2 s long, a tenth of the rate.
         let every = dip_every_s.unwrap_or(15.0);
         let factor = match kind {
             "outage" => f64::INFINITY,

@@ -476,7 +476,7 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
             }
         }),
     );
-    // Seed 002 §5.1.2: fast-path burstiness as the free congestion window (in segments) the
+    // Shi et al., USENIX ATC 2018, §5.1.2: fast-path burstiness as the free congestion window (in segments) the
     // sender sees when an ACK arrives.
     let mss = effective_mss(sc) as f64;
     o.insert(

@@ -14,7 +14,7 @@ pub struct Recorder {
     /// Per chunk: the request's arrival at the server to the last byte delivered.
     pub server_chunk_times: Vec<f64>,
     pub completion_gaps: Vec<f64>,
-    /// Last arrival per path of data of the chunk in progress (receiver side, seed 000 Fig. 2).
+    /// Last arrival per path of data of the chunk in progress (receiver side, Guo et al., MobiCom 2017, Fig. 2).
     last_arrival: [Option<Time>; MAX_PATHS],
     pub delivered_bytes: u64,
     /// Payload bytes of new (not duplicate) data that arrived per path.

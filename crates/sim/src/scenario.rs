@@ -140,7 +140,7 @@ pub enum Workload {
     /// One download of `size_bytes`.
     Chunk { size_bytes: u64 },
     /// `count` downloads back to back, `think_s` apart (from the end of one to the start of the
-    /// next); `hint` = the application marks chunk boundaries (seed 000 §5 hint API).
+    /// next); `hint` = the application marks chunk boundaries (Guo et al., MobiCom 2017, §5 hint API).
     Chunks {
         size_bytes: u64,
         count: u64,

@@ -8,10 +8,10 @@
 //! Shapes, after the seed papers' evaluations:
 //! - [`constant`]: one rate;
 //! - [`steps`]: a rate held for `step_s`, then the next from a set — cycled in order, or drawn
-//!   uniformly with a seed (seed 002 §5: {5, 10, 20, 30} Mbit/s, changing every 10 s);
+//!   uniformly with a seed (Shi et al., USENIX ATC 2018, §5: {5, 10, 20, 30} Mbit/s, changing every 10 s);
 //! - [`random`]: a rate per `interval_s` drawn from a lognormal law with the requested mean and
 //!   standard deviation (never negative), rescaled so the drawn rates average exactly the mean;
-//! - [`handover`]: a rate divided by a factor for `length_s` every `every_s` (seed 001 §5: every
+//! - [`handover`]: a rate divided by a factor for `length_s` every `every_s` (Cech, TUM 2020, §5: every
 //!   15 s, 2 s long, rate / 10); a factor of infinity is an outage (no opportunities at all).
 //!
 //! Any plan can take dips with [`RatePlan::with_dips`], e.g. random variation plus handovers.
@@ -160,7 +160,7 @@ impl RatePlan {
     }
 
     /// The plan with its rate divided by `factor` during `[k * every_s + offset_s, + length_s)`
-    /// for every k (seed 001 §5: handovers every 15 s lasting 2 s at a tenth of the rate).
+    /// for every k (Cech, TUM 2020, §5: handovers every 15 s lasting 2 s at a tenth of the rate).
     /// `factor` infinity makes the dips outages.
     pub fn with_dips(
         &self,
@@ -340,7 +340,7 @@ pub fn random(
 }
 
 /// `rate_bps` divided by `factor` for `length_s` every `every_s`, the first dip at `every_s`
-/// (seed 001 §5: `handover(r, 15.0, 2.0, 10.0, d)`). `factor` infinity gives outages.
+/// (Cech, TUM 2020, §5: `handover(r, 15.0, 2.0, 10.0, d)`). `factor` infinity gives outages.
 ///
 /// # Panics
 /// On bad arguments, like [`constant`].
@@ -458,7 +458,7 @@ mod tests {
 
     #[test]
     fn handover_divides_the_rate_during_dips() {
-        // Seed 001 §5: every 15 s, 2 s long, rate / 10.
+        // Cech, TUM 2020, §5: every 15 s, 2 s long, rate / 10.
         let t = handover(10.0 * MBIT, 15.0, 2.0, 10.0, 60.0);
         let s = per_second(&t);
         for (i, bits) in s.iter().enumerate() {

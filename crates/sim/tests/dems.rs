@@ -1,4 +1,4 @@
-//! Validation of DEMS (seed 000) in the simulator: one test per "Must show" of issue 4, each
+//! Validation of DEMS (Guo et al., MobiCom 2017) in the simulator: one test per "Must show" of issue 4, each
 //! naming the equation or figure it checks. `cargo test --release -p mpsched-sim --test dems --
 //! --nocapture` prints the measured numbers.
 //!
@@ -34,7 +34,7 @@ mod net {
         p
     }
 
-    /// Seed 000 §3.2 footnote 2 and §7.1: WiFi 7040 kbit/s, RTT 50 ms, 50 ms buffer; LTE
+    /// Guo et al., MobiCom 2017, §3.2 footnote 2 and §7.1: WiFi 7040 kbit/s, RTT 50 ms, 50 ms buffer; LTE
     /// 9185 kbit/s, 500 ms buffer, RTT `lte_rtt_s` (70 ms in the profile, inflated in §7.2).
     pub fn wifi_lte(lte_rtt_s: f64, loss: f64) -> Vec<PathSpec> {
         vec![
@@ -118,7 +118,7 @@ fn payload_rate(rate_bps: f64) -> f64 {
     rate_bps / 8.0 * MSS as f64 / (MSS + HEADER_BYTES) as f64
 }
 
-/// The X shape of seed 000 Fig. 7/8 measured on a packet trace, for the first chunk (the
+/// The X shape of Guo et al., MobiCom 2017, Fig. 7/8 measured on a packet trace, for the first chunk (the
 /// `[0, size)` DSN range).
 #[derive(Debug)]
 struct Meeting {
@@ -213,7 +213,7 @@ fn eight_mib_meeting(sched: &str, rtt_s: [f64; 2], queue_s: [f64; 2]) -> (Meetin
     (m, [payload_rate(rates[0]), payload_rate(rates[1])])
 }
 
-/// Seed 000 Eq. 10: DEMS-S reinjects BW1·BW2/(BW1+BW2)·(RTT1+RTT2) bytes (the "X" of Fig. 7).
+/// Guo et al., MobiCom 2017, Eq. 10: DEMS-S reinjects BW1·BW2/(BW1+BW2)·(RTT1+RTT2) bytes (the "X" of Fig. 7).
 ///
 /// Scenario: two saturated paths with the same base RTT (100 ms, one BDP of drop-tail buffer
 /// each), WiFi 7040 and LTE 9185 kbit/s, an 8 MiB chunk (the whole send buffer, so it is
@@ -247,7 +247,7 @@ fn eq10_simple_reinjection_bytes() {
     );
 }
 
-/// Seed 000 Eq. 13: DEMS-F reinjects 2δ·BW1·BW2/(BW1+BW2) bytes.
+/// Guo et al., MobiCom 2017, Eq. 13: DEMS-F reinjects 2δ·BW1·BW2/(BW1+BW2) bytes.
 ///
 /// Scenario: WiFi 7040 kbit/s RTT 50 ms and LTE 9185 kbit/s RTT 270 ms, one BDP of drop-tail
 /// buffer each, an 8 MiB chunk, CUBIC, and a fixed δ = 30 ms (`dems-f:delta=30ms`, "δ can be
@@ -299,7 +299,7 @@ fn eq10_breaks_down_with_large_delta_owd() {
     assert!(m.reinjected < 0.85 * eq10, "{m:?}");
 }
 
-/// Seed 000 Fig. 12 (and Fig. 2): WiFi 7040 kbit/s RTT 50 ms (50 ms buffer), LTE 9185 kbit/s
+/// Guo et al., MobiCom 2017, Fig. 12 (and Fig. 2): WiFi 7040 kbit/s RTT 50 ms (50 ms buffer), LTE 9185 kbit/s
 /// RTT 270 ms (500 ms buffer), 1 MiB, CUBIC: DEMS-F's subflows complete together at the
 /// receiver (median gap over 10 seeds ≤ 20 ms) and MinRTT's do not (≥ 100 ms).
 ///
@@ -349,7 +349,7 @@ fn simultaneous_completion_wifi_lte_270ms() {
 
 /// The same scenario on a fresh connection (the first chunk): DEMS-F's subflows still complete
 /// within 20 ms of each other (median over 10 seeds), and its download is as fast as the
-/// offline-optimal split's (seed 000 §3.2) within 1%.
+/// offline-optimal split's (Guo et al., MobiCom 2017, §3.2) within 1%.
 ///
 /// MinRTT's gap is small here too (12 ms), and not for a reason of scheduling: for the whole
 /// 1 MiB the LTE subflow is in slow start (10, 20, 40, 80 segments per 270 ms round), so it is
@@ -418,7 +418,7 @@ fn completion(k: usize, restart: bool) -> (Outcome, Outcome, Outcome) {
     (medians("dems-f"), medians("minrtt"), medians("oracle"))
 }
 
-/// Seed 000 Fig. 10: median DEMS-F download time ≤ MinRTT's (2% tolerance) for RTT pairs
+/// Guo et al., MobiCom 2017, Fig. 10: median DEMS-F download time ≤ MinRTT's (2% tolerance) for RTT pairs
 /// 50/70, 50/170, 50/270 ms and chunks of 128 KiB to 4 MiB (WiFi 7040, LTE 9185 kbit/s; 10
 /// seeds differing by a 0.1% random loss), on a fresh connection and on an established one
 /// (the second of two chunks 0.5 s apart, Linux's restart after idle on). The paper reports
@@ -484,7 +484,7 @@ fn fig10_table(k: usize) {
     );
 }
 
-/// Seed 000 Fig. 13 grid, against the offline-optimal split of §3.2: WiFi and LTE rates each in
+/// Guo et al., MobiCom 2017, Fig. 13 grid, against the offline-optimal split of §3.2: WiFi and LTE rates each in
 /// {2.5, 7.5, 12.5, 17.5, 22.5, 27.5} Mbit/s, RTT 50/70 ms (50/500 ms buffers), 1 MiB on a fresh
 /// connection, CUBIC: the median over the 36 cells of DEMS-F's download time over the oracle's
 /// is ≤ 1.05. MinRTT's ratio is printed for comparison.
@@ -527,7 +527,7 @@ fn fig13_grid_dems_f_near_oracle() {
     );
 }
 
-/// Seed 000 §7.3, Fig. 14: on varying-bandwidth links DEMS-F reinjects at most half of DEMS-S's
+/// Guo et al., MobiCom 2017, §7.3, Fig. 14: on varying-bandwidth links DEMS-F reinjects at most half of DEMS-S's
 /// bytes (the paper: 1.9x-7.1x fewer) with a median download time within 10% of DEMS-S's.
 ///
 /// Traces from `tracegen::random`: a lognormal rate every 0.5 s with stddev 54% of the mean for
@@ -607,7 +607,7 @@ fn reinjection_economy(tag: &str, wifi: f64, lte: f64, economy: f64) {
     );
 }
 
-/// DEMS for N paths (ours, seed 000 §8): on stable paths DEMS-F downloads no slower than
+/// DEMS for N paths (ours, Guo et al., MobiCom 2017, §8): on stable paths DEMS-F downloads no slower than
 /// MinRTT and its subflows complete within 20 ms of each other.
 ///
 /// Paths: WiFi-like 7040 kbit/s RTT 50 ms, LTE-like 9185 kbit/s RTT 70 ms, 5 Mbit/s RTT 120 ms,

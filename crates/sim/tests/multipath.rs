@@ -31,7 +31,7 @@ fn bulk(duration_s: f64) -> Workload {
     Workload::Bulk { duration_s }
 }
 
-/// The DEMS §3.2 WiFi/LTE downlink profile (seed 000, footnote 2; DESIGN.md default scenario)
+/// The DEMS §3.2 WiFi/LTE downlink profile (Guo et al., MobiCom 2017, footnote 2; DESIGN.md default scenario)
 /// with the LTE RTT given.
 fn wifi_lte(lte_rtt_s: f64) -> Vec<PathSpec> {
     vec![
@@ -125,7 +125,7 @@ fn identical_paths_8mib_chunk_takes_half_the_single_path_time() {
 
 // ---- the MinRTT pathology ---------------------------------------------------------------------
 
-/// Seed 000 §3.2, Fig. 2: with MinRTT the two subflows do not complete together at the
+/// Guo et al., MobiCom 2017, §3.2, Fig. 2: with MinRTT the two subflows do not complete together at the
 /// receiver; "the difference ranges from 100ms to 450ms" (LTE inflated to 270 ms RTT here,
 /// 1 MiB chunks, CUBIC). One download is a single sample of a phase-dependent quantity (where
 /// the slow subflow's last slow-start round falls relative to the end of the chunk), so the
@@ -159,7 +159,7 @@ fn minrtt_leaves_a_completion_gap_of_100ms_or_more() {
     assert_eq!(v["chunks_completed"], 10);
     assert!(
         gap >= 0.100,
-        "seed 000 §3.2 Fig. 2 (MinRTT completion gap 100-450 ms): median gap {gap:.3} s \
+        "Guo et al., MobiCom 2017, §3.2 Fig. 2 (MinRTT completion gap 100-450 ms): median gap {gap:.3} s \
          (per chunk {gaps})"
     );
     // Both subflows carried data: the gap is between two subflows, not an idle one.
@@ -168,7 +168,7 @@ fn minrtt_leaves_a_completion_gap_of_100ms_or_more() {
 
 // ---- redundant ---------------------------------------------------------------------------------
 
-/// Seed 000 §7.5 (ReMP duplicates every byte), on comparable paths (LTE RTT 70 ms): the slower
+/// Guo et al., MobiCom 2017, §7.5 (ReMP duplicates every byte), on comparable paths (LTE RTT 70 ms): the slower
 /// subflow falls behind only a little, so nearly every byte goes out twice: at least 80% of the
 /// chunk is reinjected. (With a 270 ms LTE path it skips what WiFi already delivered, as Linux's
 /// redundant scheduler skips data-ACKed data.)
@@ -180,12 +180,12 @@ fn redundant_reinjects_nearly_every_byte_on_comparable_paths() {
     let reinjected = f(&run(&sc, "redundant"), "reinjected_bytes");
     assert!(
         reinjected >= 0.8 * MIB as f64,
-        "seed 000 §7.5 (ReMP duplicates every byte): reinjected {reinjected} bytes of a \
+        "Guo et al., MobiCom 2017, §7.5 (ReMP duplicates every byte): reinjected {reinjected} bytes of a \
          {MIB}-byte chunk"
     );
 }
 
-/// Seed 000 §7.5: ReMP "blindly duplicates every byte onto all subflows, making it essentially
+/// Guo et al., MobiCom 2017, §7.5: ReMP "blindly duplicates every byte onto all subflows, making it essentially
 /// fall back to the 'online' version of the best single-path approach": its download time is
 /// about the best single path's (within 10%) and it reinjects about the chunk size (at least
 /// 80% of it, at most one copy per extra subflow).
@@ -206,7 +206,7 @@ fn redundant_takes_the_best_single_path_time_and_reinjects_the_chunk() {
         );
         assert!(
             (t / best - 1.0).abs() <= 0.10,
-            "seed 000 §7.5 (ReMP ~ best single path), LTE RTT {lte_rtt}: redundant {t:.3} s vs \
+            "Guo et al., MobiCom 2017, §7.5 (ReMP ~ best single path), LTE RTT {lte_rtt}: redundant {t:.3} s vs \
              best single path {best:.3} s"
         );
         assert!(
@@ -223,25 +223,25 @@ fn redundant_takes_the_best_single_path_time_and_reinjects_the_chunk() {
     eprintln!("identical paths: redundant {t:.3} s, single {single:.3} s, reinjected {reinjected}");
     assert!(
         (t / single - 1.0).abs() <= 0.10,
-        "seed 000 §7.5 (ReMP ~ single path) on identical paths: {t:.3} s vs {single:.3} s"
+        "Guo et al., MobiCom 2017, §7.5 (ReMP ~ single path) on identical paths: {t:.3} s vs {single:.3} s"
     );
     assert!(
         (reinjected / (8 * MIB) as f64 - 1.0).abs() <= 0.05,
-        "seed 000 §7.5 (ReMP duplicates every byte) on identical paths: reinjected {reinjected} \
+        "Guo et al., MobiCom 2017, §7.5 (ReMP duplicates every byte) on identical paths: reinjected {reinjected} \
          bytes of an 8 MiB chunk"
     );
 }
 
 // ---- host-buffer effect -----------------------------------------------------------------------
 
-/// Seed 002 §2.3, Eq. 1: the default scheduler needs a connection buffer of
+/// Shi et al., USENIX ATC 2018, §2.3, Eq. 1: the default scheduler needs a connection buffer of
 /// Buf = (B_f + B_s) × RTT_s. With a smaller one, the data-level window is held by segments in
 /// flight on the slow path, so plain MinRTT moves at most about Buf / RTT_s; once that is below
 /// B_f it does worse than the fast path alone. Opportunistic retransmission with penalization
-/// (Raiciu et al., seed 002 §2.3 "PR") resends the blocking segment on the fast path and halves
+/// (Raiciu et al., Shi et al., USENIX ATC 2018, §2.3 "PR") resends the blocking segment on the fast path and halves
 /// the slow subflow's window, recovering part of the loss.
 ///
-/// Setup of seed 002 §2.1: 30 Mbit/s per path, 0.01% loss, 50 ms / 500 ms bottleneck buffers,
+/// Setup of Shi et al., USENIX ATC 2018, §2.1: 30 Mbit/s per path, 0.01% loss, 50 ms / 500 ms bottleneck buffers,
 /// RTT_f = 20 ms, RTT_s = 200 ms. Eq. 1 gives (30 + 30) Mbit/s × 0.2 s = 1.5 MB; the receive
 /// buffer is a quarter of it, 375 kB: predicted plain-MinRTT goodput 375 kB / 0.2 s = 15 Mbit/s,
 /// half the fast path, while the fast path alone needs only its BDP plus queue (150 kB + 187 kB).
@@ -269,17 +269,17 @@ fn small_receive_buffer_minrtt_falls_below_fast_path_and_penalization_recovers()
     );
     assert!(
         plain < 0.8 * fast,
-        "seed 002 §2.3 Eq. 1: with {buf} B (1/4 of Eq. 1) plain MinRTT {plain:.0} bit/s should \
+        "Shi et al., USENIX ATC 2018, §2.3 Eq. 1: with {buf} B (1/4 of Eq. 1) plain MinRTT {plain:.0} bit/s should \
          fall below the fast path alone {fast:.0} bit/s"
     );
     assert!(
         plain <= 1.35 * model_bps && plain >= 0.65 * model_bps,
-        "seed 002 §2.3 Eq. 1: plain MinRTT {plain:.0} bit/s is not about Buf/RTT_s = \
+        "Shi et al., USENIX ATC 2018, §2.3 Eq. 1: plain MinRTT {plain:.0} bit/s is not about Buf/RTT_s = \
          {model_bps:.0} bit/s"
     );
     assert!(
         pr - plain >= 0.25 * (fast - plain),
-        "seed 002 §2.3 (penalization and opportunistic retransmission): minrtt {pr:.0} bit/s \
+        "Shi et al., USENIX ATC 2018, §2.3 (penalization and opportunistic retransmission): minrtt {pr:.0} bit/s \
          recovers less than a quarter of the loss of plain MinRTT {plain:.0} bit/s against the \
          fast path {fast:.0} bit/s"
     );

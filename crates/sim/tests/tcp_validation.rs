@@ -101,7 +101,7 @@ fn assert_within(measured: f64, expected: f64, rel: f64, what: &str) {
 
 // ---- saturation ---------------------------------------------------------------------------
 
-/// Seed 004 Eq. 9 with a buffer of one BDP: r = W_BDP / W_Loss = 1/2, where Reno's sawtooth
+/// Park et al. (R-TSC), Eq. 9 with a buffer of one BDP: r = W_BDP / W_Loss = 1/2, where Reno's sawtooth
 /// (β = 1/2) just drains the queue at its low point, so x = 0.75c / (1 - 1/2 + 1/4) = c. CUBIC
 /// (β = 0.7) backs off less and stays above the BDP too. Over 60 s, slow start included, a
 /// bulk flow must keep a 100 Mbit/s, 40 ms link at least 95 % busy.
@@ -188,9 +188,9 @@ fn random_loss_reno_between_padhye_and_mathis() {
     }
 }
 
-// ---- buffer sizing: seed 004 Eq. 9 ---------------------------------------------------------
+// ---- buffer sizing: Park et al. (R-TSC), Eq. 9 ---------------------------------------------------------
 
-/// Seed 004 §III, Eq. 9: x = 0.75c / (1 - r + r²), r = W_BDP / W_Loss, for Reno (β = 1/2)
+/// Park et al. (R-TSC), §III, Eq. 9: x = 0.75c / (1 - r + r²), r = W_BDP / W_Loss, for Reno (β = 1/2)
 /// without random loss. W_BDP = c·T_p is the window at which the queue starts to build (T_p
 /// the minimum RTT: propagation plus one serialization); W_Loss is the most packets in flight
 /// the path holds, W_BDP plus the buffer space, the window at which a packet is lost. So the

@@ -1,4 +1,4 @@
-//! Network condition estimation for schedulers (seed 000 §5, "ΔOWD Measurement and
+//! Network condition estimation for schedulers (Guo et al., MobiCom 2017, §5, "ΔOWD Measurement and
 //! Prediction").
 //!
 //! * One-way delay per subflow from the receiver's timestamp echoes: sample = receiver arrival
@@ -19,9 +19,9 @@
 use crate::packet::MAX_PATHS;
 use crate::time::Time;
 
-/// Seed 000 §5: "EWMA with α empirically chosen to be 0.25".
+/// Guo et al., MobiCom 2017, §5: "EWMA with α empirically chosen to be 0.25".
 pub const OWD_ALPHA: f64 = 0.25;
-/// Seed 000 §5: "a bin size of 10KB".
+/// Guo et al., MobiCom 2017, §5: "a bin size of 10KB".
 pub const BIF_BIN_BYTES: u64 = 10_000;
 /// Bins per subflow; bytes in flight beyond the last bin share it (1.28 MB and more).
 const BINS: usize = 128;
@@ -105,7 +105,7 @@ impl Estimator {
         }
     }
 
-    /// δ = k · StdDev(ΔOWD) (seed 000 §4.4 suggests k as the confidence knob).
+    /// δ = k · StdDev(ΔOWD) (Guo et al., MobiCom 2017, §4.4 suggests k as the confidence knob).
     pub fn set_k(&mut self, k: f64) {
         self.k = k;
     }

@@ -1,5 +1,5 @@
 //! The receiver's meta buffer: one connection-level receive buffer shared by all subflows
-//! (seed 002 §2.2), reassembly by DSN, and the out-of-order queue.
+//! (Shi et al., USENIX ATC 2018, §2.2), reassembly by DSN, and the out-of-order queue.
 //!
 //! The application reads in-order data as soon as it is there, so buffer occupancy is the
 //! out-of-order queue; the advertised window is what is left of the buffer, except that the
@@ -17,7 +17,7 @@
 //! The receiver RTT is `tcp_rcv_rtt_measure`'s: the time to receive one advertised window,
 //! minimum-filtered (Linux prefers the timestamp variant, `tcp_rcv_rtt_measure_ts`; our data
 //! segments carry no timestamp echo). Per-packet
-//! out-of-order delay (arrival to in-order delivery, seed 002 §5.1.1) goes into a fixed-size
+//! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
 
 use std::collections::BTreeMap;

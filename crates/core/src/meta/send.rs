@@ -6,7 +6,7 @@
 //! are absolute (they keep counting as acknowledged segments leave the buffer), which is how
 //! schedulers and subflows name a segment.
 //!
-//! Chunks (seed 000 §4.1, §5): with the hint API the application closes a chunk; without it the
+//! Chunks (Guo et al., MobiCom 2017, §4.1, §5): with the hint API the application closes a chunk; without it the
 //! open chunk is "all data in the meta buffer", and data appended to it while it is being sent
 //! joins it at the tail.
 

@@ -1,5 +1,5 @@
-//! `dems-b`, `dems-s`, `dems-f`: DEMS, the DEcoupled Multipath Scheduler (seed 000, Guo et al.,
-//! MobiCom 2017: §4.1-4.5, Algorithm 1, §5; seed 003 for the same design in short). One
+//! `dems-b`, `dems-s`, `dems-f`: DEMS, the DEcoupled Multipath Scheduler (Guo et al., MobiCom 2017, Guo et al.,
+//! MobiCom 2017: §4.1-4.5, Algorithm 1, §5; Guo et al., MobiCom 2017 demo for the same design in short). One
 //! algorithm; the variants differ only in their reinjection policy (§7.1):
 //!
 //! * `dems-b` ([`Reinjection::None`]): two-way split (§4.1) and simultaneous subflow completion
@@ -77,7 +77,7 @@
 //!
 //! # More than two subflows
 //!
-//! Seed 000 §8 leaves N ≥ 3 paths to future work; our design is in [`super::dems_n`], which
+//! Guo et al., MobiCom 2017, §8 leaves N ≥ 3 paths to future work; our design is in [`super::dems_n`], which
 //! [`build`] selects for N ≥ 3. Its stopping rule is Eq. 9 for two subflows.
 //!
 //! # Deviations and limits
@@ -94,7 +94,7 @@
 //!   whenever the buffer's data is all sent, and reinject there, before the application can
 //!   write more.
 //! * Reinjection stops when the connection's data-ACK frees the chunk, i.e. one small-path
-//!   round trip after the receiver has it all; seed 000's proxy only had per-subflow ACKs, so
+//!   round trip after the receiver has it all; Guo et al., MobiCom 2017's proxy only had per-subflow ACKs, so
 //!   Eq. 10 (which counts until those arrive) holds here only while ΔOWD ≪ RTT.
 
 use std::collections::VecDeque;
@@ -104,7 +104,7 @@ use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::time::Time;
 
-/// The reinjection policy that distinguishes the three variants (seed 000 §7.1).
+/// The reinjection policy that distinguishes the three variants (Guo et al., MobiCom 2017, §7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reinjection {
     /// DEMS-B: none.

@@ -1,4 +1,4 @@
-//! DEMS for N ≥ 3 subflows: our design (seed 000 §8 leaves it to future work, sketching
+//! DEMS for N ≥ 3 subflows: our design (Guo et al., MobiCom 2017, §8 leaves it to future work, sketching
 //! "each subflow can transmit packets in an interleaved (but still decoupled) manner … a subflow
 //! can decide to stop transmission if the remaining data in the meta buffer can be delivered
 //! earlier by some other subflows with smaller OWD"). [`super::dems::build`] selects it for three

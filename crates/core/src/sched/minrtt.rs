@@ -1,5 +1,5 @@
 //! `minrtt`: the default scheduler of Linux MPTCP v0.9x (`mptcp_sched.c`), as described in
-//! seed 001 §3.1 and seed 002 §2.3.
+//! Cech, TUM 2020, §3.1 and Shi et al., USENIX ATC 2018, §2.3.
 //!
 //! * Among the subflows with congestion-window space, send the next unsent segment (DSN order)
 //!   on the one with the lowest smoothed RTT. Subflows without an RTT sample yet rank last.
@@ -17,7 +17,7 @@
 //!     grows that subflow's window, so Linux does not, and neither do we.
 //!
 //! Variants: `minrtt:nopenalty` keeps opportunistic retransmission without penalization;
-//! `minrtt:noor` has neither (plain MinRTT), to show the host-buffer effect of seed 002 Eq. 1.
+//! `minrtt:noor` has neither (plain MinRTT), to show the host-buffer effect of Shi et al., USENIX ATC 2018, Eq. 1.
 
 use crate::packet::PathId;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
@@ -298,7 +298,7 @@ mod tests {
         let (mut ex, left_edge, w0) = left_edge_on_slow_subflow("minrtt");
         assert_eq!(ex.send(), [(1, left_edge, Reinject)]);
         assert_eq!(ex.conn.meta().reinjected_bytes(), MSS);
-        // Seed 002 §2.3: the slow subflow holding the left edge has its window halved.
+        // Shi et al., USENIX ATC 2018, §2.3: the slow subflow holding the left edge has its window halved.
         assert_eq!(ex.cwnd_segs(0), w0 / 2);
         // Still blocked, but the fast subflow already carries the left edge: nothing more.
         assert_eq!(ex.send(), []);

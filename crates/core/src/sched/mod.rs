@@ -10,21 +10,21 @@
 //!
 //! What every published scheduler needs, and how it gets it here:
 //!
-//! * **MinRTT** (Linux MPTCP default; seed 001 §3.1): `subflow(p).srtt()`,
+//! * **MinRTT** (Linux MPTCP default; Cech, TUM 2020, §3.1): `subflow(p).srtt()`,
 //!   `has_space(p)`, `meta().next_unsent()`; opportunistic retransmission reads
 //!   `meta().seg(n).tx_mask` at the data-ACK left edge and `rwnd_blocked()`;
 //!   penalization calls [`SchedCtx::penalize`].
 //! * **Round robin / redundant / single path**: private per-subflow cursors persist in the
 //!   scheduler; redundant assigns one segment to every subflow by returning it once per subflow.
-//! * **BLEST / ECF** (seed 001 Alg. 1-2): cwnd, in-flight segments, srtt, rttvar of each subflow
+//! * **BLEST / ECF** (Cech, TUM 2020, Alg. 1-2): cwnd, in-flight segments, srtt, rttvar of each subflow
 //!   and the connection's send window (`meta().peer_rwnd()`, `meta().occupancy()`); ECF may
 //!   withhold the fast subflow's turn by returning `None` for the slow one.
-//! * **STTF, DAPS, OTIAS** (seed 001 Alg. 3, Table 1) plan ahead of the window: they keep their
+//! * **STTF, DAPS, OTIAS** (Cech, TUM 2020, Alg. 3, Table 1) plan ahead of the window: they keep their
 //!   own per-subflow queues of assigned-but-unsent segments as private state and drain them
 //!   here; `queued_ahead(p)` is theirs to track.
-//! * **STMS** (seed 002 Alg. 1-2): skips a gap by naming a segment beyond `next_unsent()` for the
+//! * **STMS** (Shi et al., USENIX ATC 2018, Alg. 1-2): skips a gap by naming a segment beyond `next_unsent()` for the
 //!   slow subflow; adjusts the gap from data-ACKs via [`SchedEvent::DataAck`].
-//! * **DEMS** (seed 000 Alg. 1): sends from both ends of the chunk
+//! * **DEMS** (Guo et al., MobiCom 2017, Alg. 1): sends from both ends of the chunk
 //!   (`meta().first_unsent(c)`, `meta().last_unsent(c)`), reinjects by naming a segment sent on
 //!   the other subflow and compares `seg.tx_time[q]` with `now`, withholds the large-OWD subflow
 //!   by Eq. 9, and reads OWD, ΔOWD, δ and bandwidth from [`SchedCtx::estimator`].

@@ -1,5 +1,5 @@
 //! `redundant`: every segment on every subflow (ReMP, Frömmgen et al.; Linux MPTCP
-//! `mptcp_redundant.c`; seed 000 §3.1 and §7.5). Each subflow keeps its own cursor through the
+//! `mptcp_redundant.c`; Guo et al., MobiCom 2017, §3.1 and §7.5). Each subflow keeps its own cursor through the
 //! send buffer and sends every segment it has not carried yet, as fast as its window allows;
 //! whichever copy arrives first is delivered and the others are discarded by the receiver. A
 //! subflow that falls behind skips segments already received through another (the Linux

@@ -1,5 +1,5 @@
 //! `rr`: round robin over the subflows with congestion-window space (Linux MPTCP
-//! `mptcp_rr.c`), starting with the lowest-RTT subflow as seed 000 §7.5 specifies ("the
+//! `mptcp_rr.c`), starting with the lowest-RTT subflow as Guo et al., MobiCom 2017, §7.5 specifies ("the
 //! round-robin selection starts with the low-RTT path"). Each segment goes to the next subflow
 //! in turn that has room; a subflow without room loses its turn for that segment.
 

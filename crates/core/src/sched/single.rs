@@ -1,4 +1,4 @@
-//! `single`: use one path only (seed 000 §3.2, §7.5 "best single path"). Without an argument the
+//! `single`: use one path only (Guo et al., MobiCom 2017, §3.2, §7.5 "best single path"). Without an argument the
 //! path with the highest configured capacity; `single:NAME` names it.
 
 use crate::meta::send::SegNo;

@@ -69,7 +69,7 @@ struct Sent {
     delivered_time_at_send: Time,
     /// Sent while the subflow was application-limited (its rate sample is a lower bound).
     app_limited: bool,
-    /// Bytes in flight on this subflow just before the segment was sent (seed 000 §5 bins OWD
+    /// Bytes in flight on this subflow just before the segment was sent (Guo et al., MobiCom 2017, §5 bins OWD
     /// samples by it).
     bif_at_send: u64,
     sacked: bool,
