@@ -101,6 +101,9 @@ pub struct SenderConnection {
     wq: Vec<VecDeque<SegNo>>,
     /// `tcp_wmem[2]`.
     wmem_max: u64,
+    /// A connection send buffer fixed by the application (`SO_SNDBUF` sets `SOCK_SNDBUF_LOCK`,
+    /// which turns autotuning off: `tcp_should_expand_sndbuf`); `None` autotunes.
+    sndbuf_lock: Option<u64>,
 }
 
 /// What `poll_transmit` produced beyond the segment itself, for traces.
@@ -151,6 +154,7 @@ impl SenderConnection {
             pf: vec![false; cfg.npaths],
             wq: vec![VecDeque::new(); cfg.npaths],
             wmem_max: cfg.send_buffer,
+            sndbuf_lock: None,
         };
         conn.sync_sndbuf();
         conn
@@ -227,6 +231,10 @@ impl SenderConnection {
     /// (`__mptcp_sync_sndbuf`). A subflow counts once it has carried data; before any has,
     /// the first one does (the initial subflow of a fresh connection).
     fn sync_sndbuf(&mut self) {
+        if let Some(bytes) = self.sndbuf_lock {
+            self.meta.set_capacity(bytes);
+            return;
+        }
         let mut sum = 0;
         let mut any = false;
         for (sf, i) in self.subflows.iter().zip(&self.info) {
@@ -239,6 +247,13 @@ impl SenderConnection {
             sum = self.info[0].sndbuf;
         }
         self.meta.set_capacity(TCP_WMEM_MIN + sum);
+    }
+
+    /// Fix the connection's send buffer at `bytes`, as `setsockopt(SO_SNDBUF)` does on Linux
+    /// (the size is locked and no longer autotuned).
+    pub fn lock_send_buffer(&mut self, bytes: u64) {
+        self.sndbuf_lock = Some(bytes);
+        self.sync_sndbuf();
     }
 
     /// `tcp_new_space` → `tcp_sndbuf_expand` after an ACK freed data: the buffer follows the

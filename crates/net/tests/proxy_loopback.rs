@@ -162,6 +162,9 @@ fn source_server(n: usize) -> u16 {
 fn scheduler_names() -> Vec<&'static str> {
     mpsched_core::sched::SCHEDULERS
         .iter()
+        // Not yet on the proxy: `backup` needs backup paths, which the client does not pass
+        // to the scheduler (its SOCKS CONNECT fails with reply 1).
+        .filter(|s| s.0 != "backup")
         .map(|s| s.0)
         .collect()
 }

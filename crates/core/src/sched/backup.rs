@@ -88,10 +88,15 @@ mod tests {
         let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
         ex.at(0).write(20);
         ex.send();
-        // No ACK: p0's first RTO (1 s before any RTT sample, RFC 6298 §2.1).
+        // No ACK: at 1 s (no RTT sample yet) Linux's tail-loss probe fires first and resends
+        // p0's last segment (`tcp_schedule_loss_probe`); p0's RTO follows it.
         ex.at(1_000);
         let now = ex.now;
         ex.conn.handle_timeout(now);
+        ex.send();
+        let rto = ex.conn.poll_timeout().expect("p0's RTO is armed");
+        ex.now = rto;
+        ex.conn.handle_timeout(rto);
         let sent = ex.send();
         let on_backup: Vec<_> = sent.iter().filter(|s| s.0 == 1).copied().collect();
         assert_eq!(

@@ -135,7 +135,7 @@ pub(crate) mod exchange {
         pub fn with_caps(sched: &str, caps_bps: &[f64], init_cwnd: u32, rwnd_segs: u64) -> Self {
             let names: Vec<String> = (0..caps_bps.len()).map(|p| format!("p{p}")).collect();
             let sched = sched::build(sched, &names, caps_bps).expect("known scheduler");
-            let conn = SenderConnection::new(
+            let mut conn = SenderConnection::new(
                 &SenderConfig {
                     npaths: caps_bps.len(),
                     cc: CcKind::Reno,
@@ -148,6 +148,8 @@ pub(crate) mod exchange {
                 },
                 sched,
             );
+            // The fixtures write whole chunks of up to a thousand segments at once.
+            conn.lock_send_buffer(1 << 20);
             Exchange {
                 conn,
                 now: Time(EPOCH),
