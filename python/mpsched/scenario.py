@@ -693,13 +693,15 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
         "pacing": _field(ctx, t, table, "pacing", _boolean, d["pacing"]),
     }
     # A buffer smaller than one segment can never carry one: the run could only stall.
+    # mss 0 means "by scheduler": 1,420 B for MPTCP, 1,448 B single-path; the smaller counts.
+    mss = transport["mss"] or 1420
     for key in ("send_buffer", "recv_buffer"):
         size = transport[f"{key}_bytes"]
-        if size < transport["mss"]:
+        if size < mss:
             raise ctx.error(
                 f"{t}.{key}",
                 f"{units.format_size(size)} is "
-                f"smaller than one segment (mss {transport['mss']}B): nothing could be sent",
+                f"smaller than one segment (mss {mss}B): nothing could be sent",
             )
     receiver = _field(ctx, t, table, "receiver", _receiver, "default")
     if receiver != "default":
