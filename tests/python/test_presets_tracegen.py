@@ -30,7 +30,11 @@ def test_presets_lists_every_dems_figure(capsys):
     for fig in (1, 10, 11, 12, 13, 14, 18):
         assert f"dems-fig{fig}" in names
     presets = json.loads(proc.stdout)
-    assert all("Guo et al., MobiCom 2017" in p["rebuilds"] for p in presets if p["name"].startswith("dems-"))
+    assert all(
+        "Guo et al., MobiCom 2017" in p["rebuilds"]
+        for p in presets
+        if p["name"].startswith("dems-")
+    )
     # STMS and R-TSC presets cite their own papers.
     cited = {p["name"]: p["rebuilds"] for p in presets}
     assert "Shi et al., USENIX ATC 2018" in cited["stms-fig13"]
