@@ -144,6 +144,10 @@ pub const MTU_BYTES: u32 = 1500;
 /// src/frontend/link_queue.hh, which refuses larger packets). One MSS per connection (the core
 /// has one), so a trace link on any path clamps them all.
 pub fn effective_mss(sc: &Scenario) -> u32 {
+    debug_assert!(
+        sc.transport.mss != scenario::MSS_BY_SCHEDULER,
+        "effective_mss needs a scenario resolved for its scheduler (Scenario::resolved_for)"
+    );
     let traced = sc
         .paths
         .iter()

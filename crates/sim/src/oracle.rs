@@ -266,6 +266,9 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
 /// The brute-force scan the search must equal: every segment boundary of a two-path split.
 /// Returns (best time, its first-path share in bytes, runs). For tests and measurements.
 pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), SimError> {
+    // The MSS the oracle's own runs use (`transport.mss` unset resolves by scheduler).
+    let resolved = sc.resolved_for(ORACLE.0);
+    let sc: &Scenario = &resolved;
     let size = match sc.workload {
         Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
         Workload::Bulk { .. } | Workload::Stream { .. } => {

@@ -229,7 +229,6 @@ fn share_on(cc: CcKind, rate_bps: f64, rtt_s: f64, queue_s: f64, secs: f64) -> f
 }
 
 #[test]
-#[ignore = "measured 0.559 (0.548 over 200 s; 0.49-0.61 for buffers of 1/4 to 4 BDP, BALIA 0.51-0.60): needs a look at LIA's alpha while the two subflow windows differ (alpha = max w / total > 1/2 on one path)"]
 fn lia_two_subflows_on_one_bottleneck_take_one_tcp_share() {
     let share = multipath_share(CcKind::Lia);
     assert!(

@@ -153,6 +153,19 @@ impl SendBuffer {
         let mss = self.mss as u64;
         let mut left = n;
         let chunk_id = self.chunks.back().unwrap().id;
+        // Linux appends to the unsent tail of the write queue before it starts a new segment
+        // (`tcp_sendmsg_locked`, net/ipv4/tcp.c: `copy = size_goal - skb->len`; MPTCP collapses
+        // into the pending tail fragment, `mptcp_sendmsg`): an application that writes in
+        // pieces does not make sub-MSS packets while data waits for the window. A segment a
+        // scheduler committed to a subflow's queue counts as sent (`tx_mask`) and keeps its size.
+        if let Some(tail) = self.segs.back_mut() {
+            if tail.chunk == chunk_id && tail.tx_mask == 0 && u64::from(tail.len) < mss {
+                let add = left.min(mss - u64::from(tail.len));
+                tail.len += add as u32;
+                self.written += add;
+                left -= add;
+            }
+        }
         while left > 0 {
             let len = left.min(mss);
             self.segs.push_back(SegRecord {
@@ -452,6 +465,25 @@ mod tests {
         assert_eq!(b.seg(2).unwrap().len, 500);
         let c = b.current_chunk().unwrap();
         assert_eq!((c.first, c.end, c.unsent_bytes), (0, 3, 2500));
+    }
+
+    #[test]
+    fn a_later_write_fills_the_unsent_tail_segment_first() {
+        let mut b = buf();
+        b.write(1500, false);
+        b.write(1200, false);
+        let lens: Vec<u32> = (0..b.end_seg()).map(|n| b.seg(n).unwrap().len).collect();
+        assert_eq!(lens, [1000, 1000, 700]);
+        assert_eq!(b.current_chunk().unwrap().unsent_bytes, 2700);
+    }
+
+    #[test]
+    fn a_sent_tail_segment_keeps_its_length() {
+        let mut b = buf();
+        b.write(1500, false);
+        b.on_transmit(1, 0, Time::ZERO);
+        b.write(300, false);
+        assert_eq!((b.seg(1).unwrap().len, b.seg(2).unwrap().len), (500, 300));
     }
 
     #[test]

@@ -161,7 +161,6 @@ mod tests {
     }
 
     #[test]
-    #[ignore = "fails since merging main (connection timeline, 11:50): after p0's ACK its queue (80,000 B) does not drain and the new data is committed to p0; not investigated"]
     fn lower_linger_time_wins_the_next_burst() {
         // p0 holds 76 segments and now has an RTT sample (a finite pacing rate); p1 holds
         // nothing and has none: linger(p1) = 0 < linger(p0), so new data goes to p1.
