@@ -47,6 +47,15 @@ fn wmem(ctx: &SchedCtx<'_>, p: PathId) -> u64 {
     ctx.subflow(p).in_flight() + ctx.path_info(p).queued
 }
 
+/// `mptcp_subflow_active` (net/mptcp/protocol.c): `__mptcp_subflow_active` refuses a joined
+/// subflow until it is fully established and any subflow not in ESTABLISHED/CLOSE_WAIT
+/// (`__tcp_can_send`); a subflow whose MP_JOIN has not even been sent is not in the list.
+/// Without the handshake check a pending subflow (nothing queued: linger time zero) would win
+/// and take a burst it cannot send until its join completes.
+fn active(ctx: &SchedCtx<'_>, p: PathId) -> bool {
+    ctx.available(p) && ctx.subflow(p).is_established()
+}
+
 /// `sk_stream_memory_free(ssk)`.
 fn memory_free(ctx: &SchedCtx<'_>, p: PathId) -> bool {
     wmem(ctx, p) < ctx.path_info(p).sndbuf
@@ -65,7 +74,7 @@ impl Linux {
     fn get_send(&mut self, ctx: &mut SchedCtx<'_>, window_left: u64) -> Option<PathId> {
         let mut best: Option<(f64, PathId)> = None;
         for p in 0..ctx.npaths() as PathId {
-            if !ctx.available(p) {
+            if !active(ctx, p) {
                 continue;
             }
             let i = p as usize;
@@ -126,7 +135,7 @@ impl Scheduler for Linux {
         let window_left = ctx.meta().rwnd_limit().saturating_sub(rec.dsn);
         let keep = self
             .current
-            .filter(|&p| self.burst_left > 0 && ctx.available(p) && memory_free(ctx, p));
+            .filter(|&p| self.burst_left > 0 && active(ctx, p) && memory_free(ctx, p));
         let p = match keep {
             Some(p) => p,
             None => self.get_send(ctx, window_left)?,
@@ -184,6 +193,28 @@ mod tests {
             "p1 sends its initial window of the new data, the rest waits in its queue: {sent:?}"
         );
         assert_eq!(ex.conn.path_info()[1].queued, 6 * MSS);
+    }
+
+    #[test]
+    fn pending_join_takes_no_burst_until_established() {
+        // `mptcp_subflow_active`: p1's MP_JOIN has not completed. With nothing queued its
+        // linger time would be zero, the lowest; it must still get nothing, all data going to
+        // p0 (its initial window on the wire, the burst in its queue, the rest unsent).
+        let mut ex = Exchange::new("linux", 2, 4, 1000);
+        ex.conn.set_subflow_pending(1);
+        ex.at(0).write(80);
+        ex.send();
+        ex.at(100).ack(0, 4, 1000);
+        ex.write(10);
+        let sent = ex.send();
+        assert!(sent.iter().all(|s| s.0 == 0), "only p0 sends: {sent:?}");
+        assert_eq!(ex.conn.path_info()[1].queued, 0, "nothing committed to p1");
+        // The join completes: p1 (empty, linger time zero) wins the next burst.
+        ex.conn
+            .set_subflow_established(1, Some(crate::time::Duration::from_millis(100)));
+        ex.write(10);
+        let sent = ex.send();
+        assert!(sent.iter().any(|s| s.0 == 1), "p1 now sends: {sent:?}");
     }
 
     #[test]

@@ -51,6 +51,11 @@ pub trait SubflowView {
     fn notsent_bytes(&self) -> u64 {
         0
     }
+    /// The subflow's handshake has completed (for a joined subflow, the MP_JOIN third ACK):
+    /// it may carry data. Kernel subflows a driver reports exist only once connected.
+    fn is_established(&self) -> bool {
+        true
+    }
 }
 
 /// The subflows of one connection, indexed by path number.
@@ -87,6 +92,10 @@ impl SubflowView for SubflowSender {
     #[inline]
     fn path(&self) -> PathId {
         SubflowSender::path(self)
+    }
+    #[inline]
+    fn is_established(&self) -> bool {
+        SubflowSender::is_established(self)
     }
     #[inline]
     fn mss(&self) -> u32 {
