@@ -76,6 +76,21 @@ pub struct PathStats {
     pub srtt_samples: u64,
 }
 
+/// The scheduler's view of the connection at `now`, from its fields (a macro, not a method, so
+/// that `self.sched` stays borrowable beside it).
+macro_rules! sched_ctx {
+    ($conn:ident, $now:expr) => {
+        SchedCtx::new(
+            $now,
+            &$conn.subflows,
+            &mut $conn.meta,
+            &$conn.est,
+            &mut $conn.penalties,
+        )
+        .with_paths(&$conn.info)
+    };
+}
+
 #[derive(Debug)]
 pub struct SenderConnection {
     subflows: Vec<SubflowSender>,
@@ -356,14 +371,7 @@ impl SenderConnection {
     }
 
     fn notify(&mut self, now: Time, ev: SchedEvent) {
-        let mut ctx = SchedCtx::new(
-            now,
-            &self.subflows,
-            &mut self.meta,
-            &self.est,
-            &mut self.penalties,
-        )
-        .with_paths(&self.info);
+        let mut ctx = sched_ctx!(self, now);
         self.sched.on_event(&mut ctx, &ev);
         self.apply_penalties(now);
     }
@@ -415,14 +423,7 @@ impl SenderConnection {
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
         if let Some(seg) = self.meta.reinject_head() {
             let choice = {
-                let mut ctx = SchedCtx::new(
-                    now,
-                    &self.subflows,
-                    &mut self.meta,
-                    &self.est,
-                    &mut self.penalties,
-                )
-                .with_paths(&self.info);
+                let mut ctx = sched_ctx!(self, now);
                 self.sched.reinject_path(&mut ctx, seg)
             };
             match choice {
@@ -447,14 +448,7 @@ impl SenderConnection {
         }
         loop {
             let a = {
-                let mut ctx = SchedCtx::new(
-                    now,
-                    &self.subflows,
-                    &mut self.meta,
-                    &self.est,
-                    &mut self.penalties,
-                )
-                .with_paths(&self.info);
+                let mut ctx = sched_ctx!(self, now);
                 self.sched.next(&mut ctx)
             };
             self.apply_penalties(now);
