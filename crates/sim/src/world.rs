@@ -36,6 +36,7 @@ use mpsched_core::time::Time;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use crate::cross::{CrossFlow, CrossStats};
 use crate::link::Link;
 use crate::metrics::Recorder;
 use crate::scenario::Scenario;
@@ -98,6 +99,10 @@ impl Ctl {
 pub enum Down {
     Data(DataSegment),
     Ctl(Ctl),
+    /// A segment of TCP cross flow k (`cross.rs`).
+    Cross(u16, DataSegment),
+    /// A constant-bit-rate cross-traffic packet.
+    Cbr,
 }
 
 /// What a reverse (client → server, uplink) link carries.
@@ -105,6 +110,8 @@ pub enum Down {
 pub enum Up {
     Ack(Ack),
     Ctl(Ctl),
+    /// An ACK of TCP cross flow k.
+    CrossAck(u16, Ack),
 }
 
 /// Linux's initial retransmission timeout for handshakes (`TCP_TIMEOUT_INIT`, include/net/tcp.h).
@@ -130,6 +137,10 @@ enum Ev {
     AppTick,
     /// Send a control packet again after it was dropped: (path, uplink?, packet).
     CtlRetry(u8, bool, Ctl),
+    /// A timer of TCP cross flow k: (k, sender's?). Stale unless the endpoint still wants it now.
+    CrossTimer(u16, bool),
+    /// Path p's CBR load sends its next packet.
+    Cbr(u8),
 }
 
 struct SimPath {
@@ -211,6 +222,12 @@ pub struct World<'a> {
     joins_sent: bool,
     /// Data segments sent on the initial subflow so far.
     sent_on_initial: u64,
+    /// Competing TCP flows, CBR intervals by path, their loss draws and totals (`cross.rs`).
+    pub(crate) cross: Vec<CrossFlow>,
+    cbr: Vec<Option<mpsched_core::time::Duration>>,
+    cbr_bytes: u32,
+    cross_rng: Pcg64,
+    pub(crate) cross_stats: CrossStats,
 }
 
 impl<'a> World<'a> {
@@ -265,6 +282,9 @@ impl<'a> World<'a> {
         let npaths = sc.paths.len();
         // Drawn after the paths' streams, so that adding it changed none of theirs.
         let workload_rng = Pcg64::seed_from_u64(master.gen());
+        // Likewise after the workload's.
+        let cross_rng = Pcg64::seed_from_u64(master.gen());
+        let cross = crate::cross::flows(sc, crate::effective_mss(sc));
         // No subflow carries data before its handshake completes at the server.
         for p in 0..npaths {
             sender.set_subflow_pending(p as PathId);
@@ -298,6 +318,14 @@ impl<'a> World<'a> {
             join,
             joins_sent: false,
             sent_on_initial: 0,
+            cross,
+            cbr: crate::cross::cbr_intervals(sc, mtu),
+            cbr_bytes: mtu,
+            cross_rng,
+            cross_stats: CrossStats {
+                drops: vec![0; npaths],
+                cbr_delivered: vec![0; npaths],
+            },
         }
     }
 
@@ -396,6 +424,15 @@ impl<'a> World<'a> {
         }
         if let Some(t) = self.workload.first_tick() {
             self.schedule(t, Ev::AppTick);
+        }
+        for k in 0..self.cross.len() {
+            self.cross[k].refill();
+            self.pump_cross_sender(k);
+        }
+        for p in 0..self.cbr.len() {
+            if self.cbr[p].is_some() {
+                self.schedule(Time::ZERO, Ev::Cbr(p as u8));
+            }
         }
         let stop_at = self
             .workload
@@ -507,6 +544,21 @@ impl<'a> World<'a> {
                 }
                 let seg = match seg {
                     Down::Data(seg) => seg,
+                    Down::Cross(k, seg) => {
+                        let k = k as usize;
+                        let now = self.sender_clock();
+                        let f = &mut self.cross[k];
+                        f.rx.handle_input(now, &seg);
+                        while let Some(a) = f.rx.poll_event() {
+                            f.delivered += a.delivered;
+                        }
+                        self.pump_cross_receiver(k);
+                        return;
+                    }
+                    Down::Cbr => {
+                        self.cross_stats.cbr_delivered[p as usize] += u64::from(self.cbr_bytes);
+                        return;
+                    }
                     Down::Ctl(Ctl::SynAck) => {
                         // The client completes the handshake; on the initial subflow its ACK
                         // carries the request.
@@ -532,6 +584,14 @@ impl<'a> World<'a> {
                     Up::Ack(ack) => ack,
                     Up::Ctl(c) => {
                         self.on_ctl_at_server(p, c);
+                        return;
+                    }
+                    Up::CrossAck(k, ack) => {
+                        let now = self.sender_clock();
+                        let f = &mut self.cross[k as usize];
+                        f.tx.handle_input(now, &ack);
+                        f.refill();
+                        self.pump_cross_sender(k as usize);
                         return;
                     }
                 };
@@ -574,6 +634,33 @@ impl<'a> World<'a> {
                 }
                 self.refill();
                 self.pump_sender();
+            }
+            Ev::CrossTimer(k, sender) => {
+                let now = self.now;
+                let clock = self.sender_clock();
+                let f = &mut self.cross[k as usize];
+                let armed = if sender {
+                    &mut f.tx_armed
+                } else {
+                    &mut f.rx_armed
+                };
+                if *armed != Some(now) {
+                    return; // stale: the endpoint moved this timer since
+                }
+                *armed = None;
+                if sender {
+                    f.tx.handle_timeout(clock);
+                    self.pump_cross_sender(k as usize);
+                } else {
+                    f.rx.handle_timeout(clock);
+                    self.pump_cross_receiver(k as usize);
+                }
+            }
+            Ev::Cbr(p) => {
+                let every = self.cbr[p as usize].expect("a CBR path");
+                self.schedule(self.now + every, Ev::Cbr(p));
+                let len = self.cbr_bytes;
+                self.send_cross(p, Down::Cbr, len);
             }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
@@ -759,6 +846,71 @@ impl<'a> World<'a> {
             .poll_timeout()
             .map(|t| self.sim_time_of_receiver(t));
         self.set_timer(RECEIVER_TIMER, t);
+    }
+
+    /// Offers a cross-traffic packet to path `p`'s forward link (with the path's random loss).
+    fn send_cross(&mut self, p: u8, pkt: Down, wire_len: u32) {
+        let now = self.now;
+        let path = &mut self.paths[p as usize];
+        let lose = path.fwd_loss > 0.0 && self.cross_rng.gen::<f64>() < path.fwd_loss;
+        let r = path.fwd.enqueue(now, pkt, wire_len, lose);
+        if !r.accepted() {
+            self.cross_stats.drops[p as usize] += 1;
+        }
+        if let Some(t) = r.service_at() {
+            self.schedule_slot(path_slot(p, FWD_SERVICE), t);
+        }
+    }
+
+    fn pump_cross_sender(&mut self, k: usize) {
+        let clock = self.sender_clock();
+        let p = self.cross[k].path;
+        while let Some((seg, _)) = self.cross[k].tx.poll_transmit(clock) {
+            self.send_cross(p, Down::Cross(k as u16, seg), seg.wire_len());
+        }
+        let t = self.cross[k]
+            .tx
+            .poll_timeout()
+            .map(Self::sim_time_of_sender);
+        self.arm_cross(k, true, t);
+    }
+
+    fn pump_cross_receiver(&mut self, k: usize) {
+        let clock = self.sender_clock();
+        let p = self.cross[k].path as usize;
+        while let Some(ack) = self.cross[k].rx.poll_transmit(clock) {
+            let now = self.now;
+            let path = &mut self.paths[p];
+            let lose = path.rev_loss > 0.0 && self.cross_rng.gen::<f64>() < path.rev_loss;
+            let r = path
+                .rev
+                .enqueue(now, Up::CrossAck(k as u16, ack), ack.wire_len(), lose);
+            if let Some(t) = r.service_at() {
+                self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
+            }
+        }
+        let t = self.cross[k]
+            .rx
+            .poll_timeout()
+            .map(Self::sim_time_of_sender);
+        self.arm_cross(k, false, t);
+    }
+
+    /// Schedules cross flow k's timer for deadline `t` unless one is pending for it already.
+    fn arm_cross(&mut self, k: usize, sender: bool, t: Option<Time>) {
+        let t = t.map(|t| t.max(self.now));
+        let f = &mut self.cross[k];
+        let armed = if sender {
+            &mut f.tx_armed
+        } else {
+            &mut f.rx_armed
+        };
+        if *armed != t {
+            *armed = t;
+            if let Some(t) = t {
+                self.schedule(t, Ev::CrossTimer(k as u16, sender));
+            }
+        }
     }
 
     pub(crate) fn fwd_link(&self, p: usize) -> &Link<Down> {

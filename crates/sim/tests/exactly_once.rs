@@ -62,6 +62,7 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
                         handover: None,
                     },
                     backup: false,
+                    cross: Default::default(),
                 }
             },
         )
