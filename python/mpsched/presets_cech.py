@@ -139,6 +139,8 @@ def _metric_figures(df: Any, stem: str, title: str, group: str | None, metrics) 
 STUDY_METRICS = [
     (GOODPUT, "goodput"),
     ("first_path_share", "first-path-share"),
+    # The report's per-subflow utilization: of the second (impaired) path's capacity.
+    ("utilization_by_path.p2", "p2-utilization"),
     ("ofo_queue_avg_bytes", "ofo-queue"),
     ("srtt_mean_s", "srtt"),
     ("retransmissions", "retransmissions"),
@@ -439,7 +441,7 @@ def fig7_sweeps(ctx: Any) -> list[dict]:
 
 def fig7_figures(df: Any, ctx: Any) -> list:
     title = f"{CECH}, Fig. 7: coupled congestion control (p1 100, p2 25 Mbit/s)"
-    return _metric_figures(_with_columns(df), "cech-fig7", title, "transport.cc", STUDY_METRICS[:3])
+    return _metric_figures(_with_columns(df), "cech-fig7", title, "transport.cc", STUDY_METRICS[:4])
 
 
 def fig7_claims(df: Any) -> list:
@@ -723,7 +725,7 @@ def _fig10_frame(df: Any) -> Any:
 
 def fig10_figures(df: Any, ctx: Any) -> list:
     title = f"{CECH}, Fig. 10: LTE scheduler vs MinRTT"
-    return _metric_figures(_fig10_frame(df), "cech-fig10", title, "setting", STUDY_METRICS[:3])
+    return _metric_figures(_fig10_frame(df), "cech-fig10", title, "setting", STUDY_METRICS[:4])
 
 
 def fig10_claims(df: Any) -> list:
