@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _engine
+from .errors import ScenarioError
 from .scenario import resolve, to_json
 
 if sys.version_info >= (3, 11):
@@ -124,7 +125,12 @@ def run_matrix(
         text = matrix_scenario(n, workload, duration_s, chunks)
         scenario = resolve(tomllib.loads(text), source=f"bench matrix ({n} paths, {workload})")
         cpu0 = time.process_time()
-        result = json.loads(_engine.call(core.run, to_json(scenario), sched, seed))
+        try:
+            result = json.loads(_engine.call(core.run, to_json(scenario), sched, seed))
+        except ScenarioError as exc:
+            # A scheduler that needs arguments (`backup:NAME`) cannot run bare: say so in its
+            # row and measure the others.
+            result = {"wall_time_s": 0.0, "failure": str(exc)}
         cpu = time.process_time() - cpu0
         packets = int(result.get("data_packets") or 0)
         events = int(result.get("events") or 0)
@@ -138,8 +144,8 @@ def run_matrix(
                 "events_per_packet": events / packets if packets else None,
                 "cpu_s": cpu,
                 "wall_s": float(result["wall_time_s"]),
-                "data_packets_per_cpu_s": packets / cpu if cpu > 0 else None,
-                "goodput_mbps": result.get("goodput_mbps"),
+                "data_packets_per_cpu_s": packets / cpu if cpu > 0 and packets else None,
+                "goodput_bps": result.get("goodput_bps"),
                 "failure": result.get("failure"),
             }
         )

@@ -704,9 +704,12 @@ def bench_command(
         for col in ("scheduler", "paths", "workload", "data pkts", "events/pkt", "CPU s"):
             table.add_column(col, justify="left" if col in ("scheduler", "workload") else "right")
         table.add_column("data pkts per CPU s", justify="right")
+        table.add_column("goodput Mbit/s", justify="right")
+        table.add_column("failure")
         for r in rows:
             rate = r["data_packets_per_cpu_s"]
             epp = r["events_per_packet"]
+            goodput = r["goodput_bps"]
             table.add_row(
                 r["scheduler"],
                 str(r["paths"]),
@@ -715,6 +718,8 @@ def bench_command(
                 f"{epp:.2f}" if epp is not None else "n/a",
                 f"{r['cpu_s']:.2f}",
                 f"{rate:,.0f}" if rate is not None else "n/a",
+                f"{goodput / 1e6:.1f}" if goodput is not None else "n/a",
+                (r["failure"] or "")[:60],
             )
         _console().print(table)
     bench.plot_matrix(rows, plot)
