@@ -164,7 +164,7 @@ def plot_matrix(rows: list[dict[str, Any]], out: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharey=True)
     for ax, workload in zip(axes, ("bulk", "chunks")):
-        for sched in sorted({r["scheduler"] for r in rows}):
+        for i, sched in enumerate(sorted({r["scheduler"] for r in rows})):
             pts = sorted(
                 (r["paths"], r["data_packets_per_cpu_s"])
                 for r in rows
@@ -173,14 +173,23 @@ def plot_matrix(rows: list[dict[str, Any]], out: Path) -> None:
                 and r["data_packets_per_cpu_s"]
             )
             if pts:
-                ax.plot(*zip(*pts), marker="o", label=sched)
+                # 20 distinct colours, then a second line style: every scheduler tells apart.
+                ax.plot(
+                    *zip(*pts),
+                    marker="os^D"[i // 5 % 4],
+                    linestyle="-" if i < 10 else "--",
+                    color=plt.cm.tab10(i % 10),
+                    label=sched,
+                )
         ax.set_xscale("log", base=2)
+        # Log scale: the slowest schedulers are tens of times slower than the fastest.
+        ax.set_yscale("log")
         ax.set_xticks(list(MATRIX_PATHS), [str(n) for n in MATRIX_PATHS])
         ax.set_xlabel("paths (800 Mbit/s shared, RTT 20 + 10·i ms, CUBIC)")
         ax.set_title("bulk" if workload == "bulk" else "train of 1 MiB chunks")
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("simulated data packets per CPU second")
-    axes[1].legend(fontsize=7, ncol=2)
+    axes[1].legend(fontsize=7, ncol=2, loc="lower left")
     fig.suptitle("Simulator speed by scheduler and path count (mpsched bench --matrix)")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
