@@ -169,9 +169,7 @@ impl DemsN {
                 continue;
             }
             let start = s;
-            while s <= hi && unsent(meta, s) {
-                s += 1;
-            }
+            s = meta.unsent_run_end(s, hi);
             let mut g = Gap {
                 lo: start,
                 hi: s,
