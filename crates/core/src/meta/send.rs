@@ -507,7 +507,7 @@ mod tests {
             s
         };
         assert!(
-            b.segs.as_slices().1.len() > 0,
+            !b.segs.as_slices().1.is_empty(),
             "the test needs a wrapped deque"
         );
         for from in 25..85u64 {
