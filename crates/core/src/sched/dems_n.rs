@@ -326,7 +326,7 @@ impl DemsN {
         let mut best: Option<(f64, SegNo)> = None;
         // Per-decision constants, hoisted out of the walk over the chunk (issue "Speed at
         // scale": the walk is O(segments), each step was O(N) more): the subflows in the view,
-        // those j is faster than (`NetView::faster`), and line 16-17's D = 0 ≥ thres_j.
+        // the ones after j in OWD order (j is faster than they), and line 16-17's D = 0 ≥ thres_j.
         let in_view: u32 = view.order().iter().fold(0, |m, &q| m | 1 << q);
         let slower_than_j: u32 = view
             .order()
@@ -334,8 +334,8 @@ impl DemsN {
             .skip_while(|&&q| q != j)
             .skip(1)
             .fold(0, |m, &q| m | 1 << q);
-        let j_may_send_new = self.params.reinjection == Reinjection::Adaptive
-            && self.may_send_new(view, j, 0);
+        let j_may_send_new =
+            self.params.reinjection == Reinjection::Adaptive && self.may_send_new(view, j, 0);
         for seg in c.first.max(meta.base_seg())..c.end {
             let Some(rec) = meta.seg(seg) else { break };
             if rec.received || rec.sent_on(j) || !rec.sent() {
