@@ -36,7 +36,8 @@ def run_many(jobs: list[tuple[str, str, int]], threads: int = 0) -> list[str]:
 def run_traced(scenario_json: str, scheduler: str, seed: int) -> tuple[str, dict[str, list]]:
     """Like run(), plus per-packet events as columns: time_s, side ("sender"/"receiver"),
     path, kind ("send"/"reinject"/"retransmit"/"arrive"/"ack"/"deliver"), dsn, len,
-    and periodic per-path samples (cwnd, srtt, owd) under keys prefixed "sample_"."""
+    and periodic per-path samples (cwnd, srtt, owd; the STMS gap in segments, NaN for other
+    schedulers) under keys prefixed "sample_"."""
 
 def trace_gen(
     kind: str,

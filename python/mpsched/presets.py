@@ -764,6 +764,10 @@ def _register_delay_presets() -> None:
     from .presets_delay import presets
 
     PRESETS.update(presets())
+    # The scheduler study of Cech, TUM 2020 (python/mpsched/presets_cech.py).
+    from .presets_cech import presets as cech_presets
+
+    PRESETS.update(cech_presets())
 
 
 _register_delay_presets()

@@ -92,6 +92,7 @@ _PATH_KEYS = (
     "outages",
     "backup",
     "handover",
+    "cross",
 )
 _WORKLOAD_KEYS = {
     "chunk": ("kind", "size"),
@@ -237,6 +238,20 @@ class _Context:
         return ScenarioError(f"{self.where(key)}: {message}")
 
 
+def _path_table(data: dict[str, Any], name: str, field: str, bad) -> dict[str, Any]:
+    """The table `field` of the path named `name` as written so far (empty if unset)."""
+    paths = data.get("path")
+    for p in paths if isinstance(paths, list) else []:
+        if isinstance(p, dict) and p.get("name") == name:
+            current = p.get(field, {})
+            if current is True:  # `handover = true`: the defaults, as a table to extend
+                return {}
+            if not isinstance(current, Mapping):
+                raise bad(f"path.{name}.{field} is not a table")
+            return dict(current)
+    return {}
+
+
 def _apply_overrides(ctx: _Context, data: dict[str, Any], pairs: list[tuple]) -> None:
     kind_changed = False
     for key, value in pairs:
@@ -245,6 +260,10 @@ def _apply_overrides(ctx: _Context, data: dict[str, Any], pairs: list[tuple]) ->
         def bad(message: str, key: str = key) -> ScenarioError:
             return ScenarioError(f"{ctx.source}: --set {key}: {message}")
 
+        if parts[0] == "path" and len(parts) == 4 and parts[2] in ("cross", "handover"):
+            # One key of a path's table-valued setting: `--set path.wifi.cross.tcp=2`.
+            parts, sub = parts[:3], parts[3]
+            value = {**_path_table(data, parts[1], parts[2], bad), sub: value}
         if parts[0] == "path" and len(parts) == 3:
             _, name, field = parts
             paths = data.get("path")
@@ -377,6 +396,9 @@ _HANDOVER_DEFAULTS = {
     "rtt_factor": 3.0,
 }
 _HANDOVER_KEYS = ("every", "duration", "start", "rate_factor", "rtt_factor")
+_CROSS_KEYS = ("tcp", "cc", "cbr")
+# crates/sim/src/cross.rs MAX_FLOWS.
+_CROSS_MAX_FLOWS = 64
 
 
 def _factor(value: Any) -> float:
@@ -417,6 +439,37 @@ def _handover(value: Any) -> dict[str, float] | None:
         "rate_factor": rate_factor,
         "delay_factor": rtt_factor,
     }
+
+
+def _cross(value: Any) -> dict[str, Any] | None:
+    """`cross = {tcp = N, cc = "cubic", cbr = "2Mbit"}`: competing traffic on the bottleneck."""
+    if not isinstance(value, Mapping):
+        raise ScenarioError(
+            'expected a table such as {tcp = 2, cc = "cubic", cbr = "2Mbit"}, '
+            f"got {units._show(value)}"
+        )
+    for key in value:
+        if key not in _CROSS_KEYS:
+            raise ScenarioError(f"unknown key {json.dumps(key)}" + _suggest(key, _CROSS_KEYS))
+    flows = value.get("tcp", 0)
+    if isinstance(flows, bool) or not isinstance(flows, int) or not 0 <= flows <= _CROSS_MAX_FLOWS:
+        raise ScenarioError(
+            f"tcp: expected a whole number of flows from 0 to {_CROSS_MAX_FLOWS}, "
+            f"got {units._show(flows)}"
+        )
+    try:
+        cc = _congestion_control(value["cc"]) if "cc" in value else None
+    except ScenarioError as exc:
+        raise exc.at("cc") from None
+    try:
+        cbr = units.parse_rate(value["cbr"]) if "cbr" in value else 0.0
+    except ScenarioError as exc:
+        raise exc.at("cbr") from None
+    if cc is not None and flows == 0:
+        raise ScenarioError("cc: needs tcp flows to apply to (tcp = N)")
+    if flows == 0 and cbr == 0.0:
+        return None
+    return {"tcp_flows": flows, "cc": cc, "cbr_bps": cbr}
 
 
 def _outages(value: Any) -> list[list[float]]:
@@ -519,6 +572,7 @@ def _resolve_path(ctx: _Context, index: int, raw: Any) -> dict[str, Any]:
     backup = _field(ctx, where, path, "backup", _boolean, default=False)
     # A handover slows the data direction and delays both (RTT x rtt_factor).
     handover = _field(ctx, where, path, "handover", _handover, default=None)
+    cross = _field(ctx, where, path, "cross", _cross, default=None)
 
     return {
         "name": name,
@@ -541,6 +595,7 @@ def _resolve_path(ctx: _Context, index: int, raw: Any) -> dict[str, Any]:
             **({"handover": {**handover, "rate_factor": 1.0}} if handover else {}),
         },
         **({"backup": True} if backup else {}),
+        **({"cross": cross} if cross else {}),
     }
 
 

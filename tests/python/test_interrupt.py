@@ -61,8 +61,15 @@ def test_compare_sigint_stops_within_a_second_with_a_resume_hint():
 
 
 def test_run_sigint_stops_the_engine_within_a_second():
-    # 10 GiB over two paths: minutes of simulation.
-    proc = start("run", EXAMPLES / "wifi-lte.toml", "--set", "workload.size=10GiB")
+    # 1,024 GiB over two paths with no time limit to speak of: hours of simulation.
+    proc = start(
+        "run",
+        EXAMPLES / "wifi-lte.toml",
+        "--set",
+        "workload.size=1024GiB",
+        "--set",
+        "sim.max_time=10000000s",
+    )
     took, _, err = interrupt_after(proc, 3.0)
     assert proc.returncode == 130, err
     assert took < STOP_WITHIN_S, f"took {took:.2f} s"
@@ -73,7 +80,7 @@ def test_sweep_sigint_keeps_stored_runs_and_says_resume(tmp_path):
     sweep = tmp_path / "long.toml"
     sweep.write_text(
         f'base = "{EXAMPLES / "wifi-lte.toml"}"\nschedulers = ["minrtt", "dems-f"]\n'
-        'reps = 2000\n[axes]\n"path.wifi.loss" = [0.001, 0.01]\n'
+        'reps = 10000\n[axes]\n"path.wifi.loss" = [0.001, 0.01]\n'
     )
     db = tmp_path / "long.db"
     proc = start("sweep", sweep, "--db", db)

@@ -40,3 +40,21 @@ def test_per_path_metrics_as_lists_are_left_out():
     # The engine keys per-path metrics by path name; a list is not guessed at.
     summary = summarize({"x": [{"bytes_by_path": [1, 2]}]})["x"]
     assert list(summary) == ["runs"]
+
+
+def test_distinct_outcomes_ignore_what_a_run_cost():
+    # The oracle's first run searches (many events, oracle_runs > 1); later seeds of a
+    # seed-independent scenario reuse the search. The outcome is the same run.
+    def run(seed, events, oracle_runs):
+        return {
+            "scheduler": "oracle",
+            "seed": seed,
+            "download_time_s": 0.8,
+            "events": events,
+            "oracle_runs": oracle_runs,
+        }
+
+    runs = [run(1, 194361, 78), run(2, 2534, 1), run(3, 2534, 1)]
+    assert summarize({"oracle": runs})["oracle"]["runs"]["distinct"] == 1
+    runs.append({**run(4, 2534, 1), "download_time_s": 0.9})
+    assert summarize({"oracle": runs})["oracle"]["runs"]["distinct"] == 2

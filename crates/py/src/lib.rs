@@ -127,6 +127,8 @@ fn run_traced<'py>(
     d.set_item("sample_cwnd", tr.sample_cwnd)?;
     d.set_item("sample_srtt_s", tr.sample_srtt_s)?;
     d.set_item("sample_owd_s", tr.sample_owd_s)?;
+    // STMS schedulers report their gap (segments); NaN for the others (Shi et al., Fig. 12).
+    d.set_item("sample_gap_segs", tr.sample_gap_segs)?;
     Ok((v.to_string(), d))
 }
 

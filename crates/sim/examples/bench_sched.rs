@@ -27,6 +27,7 @@ fn main() {
         forward: link(Some(rate), rtt / 2.0, QueueSpec::Time(queue_s)),
         reverse: link(None, rtt / 2.0, QueueSpec::Unlimited),
         backup: false,
+        cross: Default::default(),
     };
     let sc = Scenario {
         paths: vec![

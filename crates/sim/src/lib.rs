@@ -4,6 +4,7 @@
 //! Entry point: [`run`] takes a resolved [`scenario::Scenario`], a scheduler name and a seed and
 //! returns the result object of DESIGN.md ("Metrics").
 
+pub mod cross;
 pub mod link;
 pub mod metrics;
 pub mod oracle;
@@ -107,6 +108,26 @@ fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
             "transport.cc: unknown congestion control \"{}\" (known: reno, cubic)",
             sc.transport.cc
         )));
+    }
+    for p in &sc.paths {
+        let x = &p.cross;
+        if let Some(cc) = &x.cc {
+            if CcKind::parse(cc).is_none() {
+                return Err(SimError::Scenario(format!(
+                    "path.{}.cross.cc: unknown congestion control \"{cc}\"",
+                    p.name
+                )));
+            }
+        }
+        if x.tcp_flows > cross::MAX_FLOWS || !(x.cbr_bps.is_finite() && x.cbr_bps >= 0.0) {
+            return Err(SimError::Scenario(format!(
+                "path.{}.cross: {} TCP flows (at most {}), cbr {} bit/s (finite, >= 0)",
+                p.name,
+                x.tcp_flows,
+                cross::MAX_FLOWS,
+                x.cbr_bps
+            )));
+        }
     }
     if HyStartMode::parse(&sc.transport.hystart).is_none() {
         return Err(SimError::Scenario(format!(
@@ -359,6 +380,40 @@ fn stream_json(o: &mut Map<String, Value>, st: &stream::Stream) {
     o.insert("stall_time_s".into(), json!(s.stall_time.as_secs_f64()));
 }
 
+/// Competing traffic's share of each path (`[path.cross]`): what its TCP flows delivered in
+/// order and the CBR bytes that got through, as rates over the run; its forward-link drops.
+/// Builds a `{path name: value}` object from a per-path-index function.
+type ByPath<'a> = dyn Fn(&dyn Fn(usize) -> Value) -> Value + 'a;
+
+fn cross_json(o: &mut Map<String, Value>, w: &World<'_>, by_path: &ByPath<'_>, sim_time: f64) {
+    let rate = |bytes: u64| {
+        if sim_time > 0.0 {
+            bytes as f64 * 8.0 / sim_time
+        } else {
+            0.0
+        }
+    };
+    let tcp = |i: usize| -> u64 {
+        w.cross
+            .iter()
+            .filter(|f| f.path as usize == i)
+            .map(|f| f.delivered)
+            .sum()
+    };
+    o.insert(
+        "cross_tcp_goodput_bps_by_path".into(),
+        by_path(&|i| json!(rate(tcp(i)))),
+    );
+    o.insert(
+        "cross_cbr_bps_by_path".into(),
+        by_path(&|i| json!(rate(w.cross_stats.cbr_delivered[i]))),
+    );
+    o.insert(
+        "cross_drops_by_path".into(),
+        by_path(&|i| json!(w.cross_stats.drops[i])),
+    );
+}
+
 fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f64) -> Value {
     let sim_time = w.now().as_secs_f64();
     let rec = &w.rec;
@@ -496,8 +551,11 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     );
     o.insert(
         "drops_by_path".into(),
-        by_path(&|i| json!(w.fwd_link(i).stats().dropped_packets())),
+        by_path(&|i| json!(w.fwd_link(i).stats().dropped_packets() - w.cross_stats.drops[i])),
     );
+    if sc.paths.iter().any(|p| !p.cross.is_none()) {
+        cross_json(&mut o, w, &by_path, sim_time);
+    }
     o.insert(
         "ofo_queue_avg_bytes".into(),
         json!(rcv
@@ -538,6 +596,11 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     }
     o.insert("data_packets".into(), json!(rec.data_packets));
     o.insert("events".into(), json!(w.events));
+    o.insert("sched_decisions".into(), json!(snd.sched_decisions()));
+    if let Some(ns) = snd.sched_decision_ns() {
+        // Host time, like wall_time_s: only in builds with the `decision-timing` feature.
+        o.insert("sched_decision_ns".into(), json!(ns));
+    }
     o.insert("sim_time_s".into(), json!(sim_time));
     o.insert("wall_time_s".into(), json!(wall));
     o.insert("truncated".into(), json!(w.truncated));

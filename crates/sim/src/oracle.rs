@@ -2,7 +2,7 @@
 //!
 //! "We download p% of the file over WiFi and 1 − p% over cellular … an exhaustive search …
 //! covering the full range of p." A split is run as what it is: the `fixed-split` scheduler
-//! (first k bytes of every chunk on the first path, the rest on the second) inside the same
+//! (k bytes of every chunk on the first path, the rest on the second) inside the same
 //! multipath connection and world as the runs it is compared with, so it shares their
 //! handshakes and MP_JOIN timeline, their warm connection across a chunk train, and their
 //! random-number streams (every path's loss draws come from the same per-path generator of the
@@ -14,11 +14,13 @@
 //! larger share sooner: a lost last segment waits for a probe or a timeout where one more
 //! segment would have brought duplicate ACKs; slow-start rounds make T a staircase; near the
 //! optimum it jitters by about 1% from one segment to the next), so bisection misses the
-//! optimum. The search scans a coarse grid, then rescans at a quarter of the step every
-//! interval next to a local minimum of the grid or with an end within 2% of the best time so
-//! far, and so on down to single segments. `tests/oracle.rs` checks it equals the brute-force
-//! scan of every segment boundary on the Fig. 13 grid. Its granularity is one segment: a
-//! scheduler may beat it by what moving less than one segment between paths gains.
+//! optimum. Up to [`EXHAUSTIVE_MAX_SEGMENTS`] segments per chunk (about 2.9 MB) every boundary
+//! is run — a run of a few MB takes about a millisecond, and no cheaper search found the
+//! optimum in every cell of the Fig. 13 grid (`tests/oracle.rs`). Larger chunks: a coarse grid,
+//! then every interval next to a local minimum of the grid or with an end within 2% of the best
+//! time so far is rescanned at a quarter of the step, down to single segments (not exhaustive).
+//! Its granularity is one segment: a scheduler may beat it by what moving less than one segment
+//! between paths gains.
 //!
 //! More than two paths (our generalization): a local search from the best single path, moving
 //! shares between pairs of paths in steps halving from an eighth of the chunk to one segment
@@ -38,10 +40,12 @@ use crate::SimError;
 
 pub const ORACLE: (&str, &str) = (
     "oracle",
-    "best fixed split: every chunk split at a fixed byte offset between the paths, run in the same connection, the split with the shortest download time by exhaustive search (Guo et al., MobiCom 2017, §3.2)",
+    "best fixed split: a fixed number of bytes of every chunk per path, run in the same connection, the split with the shortest download time by exhaustive search over segment boundaries (Guo et al., MobiCom 2017, §3.2)",
 );
 
-/// Coarse grid of the two-path search: this many intervals.
+/// Two paths: chunks of up to this many segments are scanned at every segment boundary.
+pub const EXHAUSTIVE_MAX_SEGMENTS: u64 = 2048;
+/// Coarse grid of the two-path search of larger chunks: this many intervals.
 const COARSE_INTERVALS: u64 = 16;
 /// Each refinement scans the intervals it keeps at this fraction of the step.
 const REFINE: u64 = 4;
@@ -76,11 +80,9 @@ impl Search<'_> {
         let sched = match shares.iter().position(|&s| s == self.size) {
             Some(p) => format!("single:{}", self.sc.paths[p].name),
             None => {
-                let first: Vec<String> = shares[..shares.len() - 1]
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                format!("fixed-split:{}", first.join(","))
+                // Every share explicit: no path waits for a chunk's end to be written.
+                let all: Vec<String> = shares.iter().map(|s| s.to_string()).collect();
+                format!("fixed-split:{}", all.join(","))
             }
         };
         let v = crate::run(self.sc, &sched, self.seed)?;
@@ -102,9 +104,27 @@ impl Search<'_> {
         self.time(&s)
     }
 
-    /// Coarse grid, then refinement down to single segments (see [`Search::refine`]).
+    /// Every segment boundary up to [`EXHAUSTIVE_MAX_SEGMENTS`], else a coarse grid and
+    /// refinement down to single segments (see [`Search::refine`]).
     fn two_paths(&mut self) -> Result<Vec<u64>, SimError> {
         let nseg = self.size.div_ceil(self.mss);
+        if nseg <= EXHAUSTIVE_MAX_SEGMENTS {
+            let mut best = (f64::INFINITY, 0);
+            for k in 0..=nseg {
+                let t = self.t2(k)?;
+                let prev = self.shares2(best.1);
+                if t < best.0 {
+                    best = (t, k);
+                    // Keep only the best run's result: a scan holds thousands of runs.
+                    if prev != self.shares2(k) {
+                        self.memo.remove(&prev);
+                    }
+                } else {
+                    self.memo.remove(&self.shares2(k));
+                }
+            }
+            return Ok(self.shares2(best.1));
+        }
         let step = nseg.div_ceil(COARSE_INTERVALS).max(1);
         let grid: Vec<u64> = (0..=nseg / step)
             .map(|i| i * step)

@@ -29,6 +29,31 @@ pub struct PathSpec {
     /// other path is unavailable.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub backup: bool,
+    /// Competing traffic on this path's bottleneck (see [`CrossTraffic`]).
+    #[serde(default, skip_serializing_if = "CrossTraffic::is_none")]
+    pub cross: CrossTraffic,
+}
+
+/// Competing traffic sharing a path's forward bottleneck (and its ACK direction) with the
+/// connection: `tcp_flows` single-path TCP bulk flows with congestion control `cc`, and a
+/// constant-bit-rate load of `cbr_bps` in 1,500-byte packets. The flows start at time 0
+/// beside the connection, without handshakes, and send for the whole run.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CrossTraffic {
+    #[serde(default)]
+    pub tcp_flows: u32,
+    /// Congestion control of the TCP flows; `None`: the scenario's `transport.cc`.
+    #[serde(default)]
+    pub cc: Option<String>,
+    #[serde(default)]
+    pub cbr_bps: f64,
+}
+
+impl CrossTraffic {
+    pub fn is_none(&self) -> bool {
+        self.tcp_flows == 0 && self.cbr_bps <= 0.0
+    }
 }
 
 impl PathSpec {
@@ -57,6 +82,7 @@ impl PathSpec {
                 handover: None,
             },
             backup: false,
+            cross: Default::default(),
         }
     }
 }

@@ -36,6 +36,7 @@ use mpsched_core::time::Time;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
+use crate::cross::{CrossFlow, CrossStats};
 use crate::link::Link;
 use crate::metrics::Recorder;
 use crate::scenario::Scenario;
@@ -98,6 +99,10 @@ impl Ctl {
 pub enum Down {
     Data(DataSegment),
     Ctl(Ctl),
+    /// A segment of TCP cross flow k (`cross.rs`).
+    Cross(u16, DataSegment),
+    /// A constant-bit-rate cross-traffic packet.
+    Cbr,
 }
 
 /// What a reverse (client → server, uplink) link carries.
@@ -105,6 +110,8 @@ pub enum Down {
 pub enum Up {
     Ack(Ack),
     Ctl(Ctl),
+    /// An ACK of TCP cross flow k.
+    CrossAck(u16, Ack),
 }
 
 /// Linux's initial retransmission timeout for handshakes (`TCP_TIMEOUT_INIT`, include/net/tcp.h).
@@ -130,6 +137,10 @@ enum Ev {
     AppTick,
     /// Send a control packet again after it was dropped: (path, uplink?, packet).
     CtlRetry(u8, bool, Ctl),
+    /// A timer of TCP cross flow k: (k, sender's?). Stale unless the endpoint still wants it now.
+    CrossTimer(u16, bool),
+    /// Path p's CBR load sends its next packet.
+    Cbr(u8),
 }
 
 struct SimPath {
@@ -154,8 +165,22 @@ struct SimPath {
 type Key = u128;
 const NO_EVENT: Key = Key::MAX;
 
+/// An event's order: time in the high 64 bits, then the sequence number (shifted by 8 bits).
 fn key(t: Time, seq: u64) -> Key {
-    (Key::from(t.0) << 64) | Key::from(seq)
+    debug_assert!(
+        seq < 1 << 56,
+        "sequence number {seq} overflows the event key"
+    );
+    (Key::from(t.0) << 64) | (Key::from(seq) << 8)
+}
+
+/// A slot's key: `key(t, seq)` with the slot's index in the low 8 bits. Sequence numbers are
+/// unique, so the index never decides an order between two keys (results stay bit-identical);
+/// it lets `pop_event` find the next event with a plain minimum over the slots instead of
+/// carrying the index of the smallest key along the scan.
+fn slot_key(t: Time, seq: u64, slot: usize) -> Key {
+    debug_assert!(slot < 0xff, "slot {slot} does not fit the event key");
+    key(t, seq) | slot as Key
 }
 
 fn key_time(k: Key) -> Time {
@@ -211,6 +236,12 @@ pub struct World<'a> {
     joins_sent: bool,
     /// Data segments sent on the initial subflow so far.
     sent_on_initial: u64,
+    /// Competing TCP flows, CBR intervals by path, their loss draws and totals (`cross.rs`).
+    pub(crate) cross: Vec<CrossFlow>,
+    cbr: Vec<Option<mpsched_core::time::Duration>>,
+    cbr_bytes: u32,
+    cross_rng: Pcg64,
+    pub(crate) cross_stats: CrossStats,
 }
 
 impl<'a> World<'a> {
@@ -265,6 +296,9 @@ impl<'a> World<'a> {
         let npaths = sc.paths.len();
         // Drawn after the paths' streams, so that adding it changed none of theirs.
         let workload_rng = Pcg64::seed_from_u64(master.gen());
+        // Likewise after the workload's.
+        let cross_rng = Pcg64::seed_from_u64(master.gen());
+        let cross = crate::cross::flows(sc, crate::effective_mss(sc));
         // No subflow carries data before its handshake completes at the server.
         for p in 0..npaths {
             sender.set_subflow_pending(p as PathId);
@@ -298,6 +332,14 @@ impl<'a> World<'a> {
             join,
             joins_sent: false,
             sent_on_initial: 0,
+            cross,
+            cbr: crate::cross::cbr_intervals(sc, mtu),
+            cbr_bytes: mtu,
+            cross_rng,
+            cross_stats: CrossStats {
+                drops: vec![0; npaths],
+                cbr_delivered: vec![0; npaths],
+            },
         }
     }
 
@@ -315,17 +357,12 @@ impl<'a> World<'a> {
     fn schedule_slot(&mut self, slot: usize, at: Time) {
         debug_assert_eq!(self.slots[slot], NO_EVENT, "slot {slot} already pending");
         let seq = self.next_seq();
-        self.slots[slot] = key(at, seq);
+        self.slots[slot] = slot_key(at, seq, slot);
     }
 
     /// Removes and returns the next event: the smallest key among the slots and the heap's top.
     fn pop_event(&mut self) -> Option<(Time, Ev)> {
-        let (mut slot, mut best) = (usize::MAX, NO_EVENT);
-        for (i, &k) in self.slots.iter().enumerate() {
-            if k < best {
-                (slot, best) = (i, k);
-            }
-        }
+        let best = self.slots.iter().copied().min().unwrap_or(NO_EVENT);
         if let Some(&Reverse((t, seq, ev))) = self.heap.peek() {
             if key(t, seq) < best {
                 self.heap.pop();
@@ -335,6 +372,7 @@ impl<'a> World<'a> {
         if best == NO_EVENT {
             return None;
         }
+        let slot = (best & 0xff) as usize;
         self.slots[slot] = NO_EVENT;
         let ev = match slot {
             SENDER_TIMER => Ev::SenderTimer,
@@ -396,6 +434,15 @@ impl<'a> World<'a> {
         }
         if let Some(t) = self.workload.first_tick() {
             self.schedule(t, Ev::AppTick);
+        }
+        for k in 0..self.cross.len() {
+            self.cross[k].refill();
+            self.pump_cross_sender(k);
+        }
+        for p in 0..self.cbr.len() {
+            if self.cbr[p].is_some() {
+                self.schedule(Time::ZERO, Ev::Cbr(p as u8));
+            }
         }
         let stop_at = self
             .workload
@@ -466,7 +513,8 @@ impl<'a> World<'a> {
                     let path = &mut self.paths[p as usize];
                     path.fwd_prop.push_back((arrive, seq, seg));
                     if path.fwd_prop.len() == 1 {
-                        self.slots[path_slot(p, FWD_ARRIVE)] = key(arrive, seq);
+                        let s = path_slot(p, FWD_ARRIVE);
+                        self.slots[s] = slot_key(arrive, seq, s);
                     }
                 }
                 if let Some(t) = self.paths[p as usize].fwd.next_service() {
@@ -481,7 +529,8 @@ impl<'a> World<'a> {
                     let path = &mut self.paths[p as usize];
                     path.rev_prop.push_back((arrive, seq, ack));
                     if path.rev_prop.len() == 1 {
-                        self.slots[path_slot(p, REV_ARRIVE)] = key(arrive, seq);
+                        let s = path_slot(p, REV_ARRIVE);
+                        self.slots[s] = slot_key(arrive, seq, s);
                     }
                 }
                 if let Some(t) = self.paths[p as usize].rev.next_service() {
@@ -492,7 +541,8 @@ impl<'a> World<'a> {
                 let prop = &mut self.paths[p as usize].fwd_prop;
                 let (_, _, seg) = prop.pop_front().expect("arrival event without packet");
                 if let Some(&(t, seq, _)) = prop.front() {
-                    self.slots[path_slot(p, FWD_ARRIVE)] = key(t, seq);
+                    let s = path_slot(p, FWD_ARRIVE);
+                    self.slots[s] = slot_key(t, seq, s);
                 }
                 // Any data-ACK from the server on the initial subflow (its data, or its ACK of the
                 // request) makes the connection fully established at the client: join the rest.
@@ -507,6 +557,21 @@ impl<'a> World<'a> {
                 }
                 let seg = match seg {
                     Down::Data(seg) => seg,
+                    Down::Cross(k, seg) => {
+                        let k = k as usize;
+                        let now = self.sender_clock();
+                        let f = &mut self.cross[k];
+                        f.rx.handle_input(now, &seg);
+                        while let Some(a) = f.rx.poll_event() {
+                            f.delivered += a.delivered;
+                        }
+                        self.pump_cross_receiver(k);
+                        return;
+                    }
+                    Down::Cbr => {
+                        self.cross_stats.cbr_delivered[p as usize] += u64::from(self.cbr_bytes);
+                        return;
+                    }
                     Down::Ctl(Ctl::SynAck) => {
                         // The client completes the handshake; on the initial subflow its ACK
                         // carries the request.
@@ -526,12 +591,21 @@ impl<'a> World<'a> {
                 let prop = &mut self.paths[p as usize].rev_prop;
                 let (_, _, ack) = prop.pop_front().expect("arrival event without packet");
                 if let Some(&(t, seq, _)) = prop.front() {
-                    self.slots[path_slot(p, REV_ARRIVE)] = key(t, seq);
+                    let s = path_slot(p, REV_ARRIVE);
+                    self.slots[s] = slot_key(t, seq, s);
                 }
                 let ack = match ack {
                     Up::Ack(ack) => ack,
                     Up::Ctl(c) => {
                         self.on_ctl_at_server(p, c);
+                        return;
+                    }
+                    Up::CrossAck(k, ack) => {
+                        let now = self.sender_clock();
+                        let f = &mut self.cross[k as usize];
+                        f.tx.handle_input(now, &ack);
+                        f.refill();
+                        self.pump_cross_sender(k as usize);
                         return;
                     }
                 };
@@ -574,6 +648,33 @@ impl<'a> World<'a> {
                 }
                 self.refill();
                 self.pump_sender();
+            }
+            Ev::CrossTimer(k, sender) => {
+                let now = self.now;
+                let clock = self.sender_clock();
+                let f = &mut self.cross[k as usize];
+                let armed = if sender {
+                    &mut f.tx_armed
+                } else {
+                    &mut f.rx_armed
+                };
+                if *armed != Some(now) {
+                    return; // stale: the endpoint moved this timer since
+                }
+                *armed = None;
+                if sender {
+                    f.tx.handle_timeout(clock);
+                    self.pump_cross_sender(k as usize);
+                } else {
+                    f.rx.handle_timeout(clock);
+                    self.pump_cross_receiver(k as usize);
+                }
+            }
+            Ev::Cbr(p) => {
+                let every = self.cbr[p as usize].expect("a CBR path");
+                self.schedule(self.now + every, Ev::Cbr(p));
+                let len = self.cbr_bytes;
+                self.send_cross(p, Down::Cbr, len);
             }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
@@ -759,6 +860,71 @@ impl<'a> World<'a> {
             .poll_timeout()
             .map(|t| self.sim_time_of_receiver(t));
         self.set_timer(RECEIVER_TIMER, t);
+    }
+
+    /// Offers a cross-traffic packet to path `p`'s forward link (with the path's random loss).
+    fn send_cross(&mut self, p: u8, pkt: Down, wire_len: u32) {
+        let now = self.now;
+        let path = &mut self.paths[p as usize];
+        let lose = path.fwd_loss > 0.0 && self.cross_rng.gen::<f64>() < path.fwd_loss;
+        let r = path.fwd.enqueue(now, pkt, wire_len, lose);
+        if !r.accepted() {
+            self.cross_stats.drops[p as usize] += 1;
+        }
+        if let Some(t) = r.service_at() {
+            self.schedule_slot(path_slot(p, FWD_SERVICE), t);
+        }
+    }
+
+    fn pump_cross_sender(&mut self, k: usize) {
+        let clock = self.sender_clock();
+        let p = self.cross[k].path;
+        while let Some((seg, _)) = self.cross[k].tx.poll_transmit(clock) {
+            self.send_cross(p, Down::Cross(k as u16, seg), seg.wire_len());
+        }
+        let t = self.cross[k]
+            .tx
+            .poll_timeout()
+            .map(Self::sim_time_of_sender);
+        self.arm_cross(k, true, t);
+    }
+
+    fn pump_cross_receiver(&mut self, k: usize) {
+        let clock = self.sender_clock();
+        let p = self.cross[k].path as usize;
+        while let Some(ack) = self.cross[k].rx.poll_transmit(clock) {
+            let now = self.now;
+            let path = &mut self.paths[p];
+            let lose = path.rev_loss > 0.0 && self.cross_rng.gen::<f64>() < path.rev_loss;
+            let r = path
+                .rev
+                .enqueue(now, Up::CrossAck(k as u16, ack), ack.wire_len(), lose);
+            if let Some(t) = r.service_at() {
+                self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
+            }
+        }
+        let t = self.cross[k]
+            .rx
+            .poll_timeout()
+            .map(Self::sim_time_of_sender);
+        self.arm_cross(k, false, t);
+    }
+
+    /// Schedules cross flow k's timer for deadline `t` unless one is pending for it already.
+    fn arm_cross(&mut self, k: usize, sender: bool, t: Option<Time>) {
+        let t = t.map(|t| t.max(self.now));
+        let f = &mut self.cross[k];
+        let armed = if sender {
+            &mut f.tx_armed
+        } else {
+            &mut f.rx_armed
+        };
+        if *armed != t {
+            *armed = t;
+            if let Some(t) = t {
+                self.schedule(t, Ev::CrossTimer(k as u16, sender));
+            }
+        }
     }
 
     pub(crate) fn fwd_link(&self, p: usize) -> &Link<Down> {

@@ -1,6 +1,6 @@
 //! Property (issue 3, "Must show"): over random scenarios — two to four unlike paths, random
 //! loss in both directions, outages, reordering between paths, small receive buffers that make
-//! MinRTT reinject, every scheduler — the receiver delivers every byte of the workload exactly
+//! MinRTT reinject, competing traffic, every scheduler — the receiver delivers every byte of the workload exactly
 //! once and in order, and never anything the sender has not sent.
 //!
 //! The observable is the packet trace of `run_traced`: the receiver's `deliver` events must tile
@@ -37,9 +37,11 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
         loss(),
         loss(),
         proptest::option::weighted(0.2, (0.0f64..2.0, 0.01f64..0.5)),
+        // Competing traffic now and then: TCP flows and a CBR load on the bottleneck.
+        proptest::option::weighted(0.15, (0u32..3, 0.0f64..0.3)),
     )
         .prop_map(
-            move |(rate, owd, back, queue, fwd_loss, rev_loss, outage)| {
+            move |(rate, owd, back, queue, fwd_loss, rev_loss, outage, cross)| {
                 let outages = outage.map(|(s, d)| vec![(s, s + d)]).unwrap_or_default();
                 PathSpec {
                     name: format!("p{i}"),
@@ -62,6 +64,15 @@ fn path(i: usize) -> impl Strategy<Value = PathSpec> {
                         handover: None,
                     },
                     backup: false,
+                    cross: cross
+                        .map(
+                            |(tcp_flows, cbr_share)| mpsched_sim::scenario::CrossTraffic {
+                                tcp_flows,
+                                cc: None,
+                                cbr_bps: cbr_share * rate,
+                            },
+                        )
+                        .unwrap_or_default(),
                 }
             },
         )

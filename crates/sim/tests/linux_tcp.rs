@@ -31,6 +31,7 @@ fn path(name: &str, rate_bps: f64, rtt_s: f64, queue_s: f64) -> PathSpec {
         forward: link(Some(rate_bps), rtt_s / 2.0, QueueSpec::Time(queue_s)),
         reverse: link(None, rtt_s / 2.0, QueueSpec::Unlimited),
         backup: false,
+        cross: Default::default(),
     }
 }
 

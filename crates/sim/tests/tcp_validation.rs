@@ -38,6 +38,7 @@ fn one_path(cc: &str, rate_bps: Option<f64>, rtt_s: f64, queue: QueueSpec, loss:
             forward: link(rate_bps, rtt_s / 2.0, queue, loss),
             reverse: link(None, rtt_s / 2.0, QueueSpec::Unlimited, 0.0),
             backup: false,
+            cross: Default::default(),
         }],
         workload: Workload::Bulk { duration_s: 60.0 },
         transport: Transport {

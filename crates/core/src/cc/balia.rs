@@ -83,10 +83,8 @@ impl CongestionControl for Balia {
             return self.reno.on_ack(now, ack, coupled);
         }
         let packets = ack.acked_bytes as f64 / self.mss as f64;
-        self.carry += inc * packets * self.mss as f64;
-        let whole = self.carry.floor();
-        self.carry -= whole;
-        self.reno.set_window(self.window() + whole as u64);
+        self.reno
+            .grow_fractional(&mut self.carry, inc * packets * self.mss as f64);
     }
 
     fn on_congestion_event(&mut self, _now: Time, _in_flight: u64) {

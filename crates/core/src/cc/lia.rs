@@ -74,11 +74,7 @@ impl CongestionControl for Lia {
         let acked = ack.acked_bytes as f64;
         let mss = self.mss as f64;
         let inc = (a * acked * mss / total.max(1.0)).min(acked * mss / cwnd.max(1.0));
-        self.carry += inc;
-        // The epsilon keeps float rounding from losing a byte on exact multiples.
-        let whole = (self.carry + 1e-9).floor();
-        self.carry -= whole;
-        self.reno.set_window(self.window() + whole as u64);
+        self.reno.grow_fractional(&mut self.carry, inc);
     }
 
     fn on_congestion_event(&mut self, now: Time, in_flight: u64) {

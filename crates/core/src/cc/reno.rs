@@ -44,6 +44,16 @@ impl Reno {
         self.cwnd = cwnd.max(self.mss);
     }
 
+    /// Grow the window by `bytes`, a fraction of a byte at a time: coupled increases are
+    /// fractions of a segment per ACK, so the remainder is kept in `carry` until it makes a
+    /// whole byte (the epsilon keeps float rounding from losing a byte on exact multiples).
+    pub(crate) fn grow_fractional(&mut self, carry: &mut f64, bytes: f64) {
+        *carry += bytes;
+        let whole = (*carry + 1e-9).floor();
+        *carry -= whole;
+        self.set_window(self.window() + whole as u64);
+    }
+
     /// A coupled controller's own decrease: the window and the threshold become `cwnd`.
     pub(crate) fn set_window_and_ssthresh(&mut self, cwnd: u64) {
         self.cwnd = cwnd.max(2 * self.mss);

@@ -32,6 +32,7 @@ pub fn scenario(which: &str, duration_s: Option<f64>) -> Scenario {
             forward: link(Some(rate), queue),
             reverse: link(None, QueueSpec::Unlimited),
             backup: false,
+            cross: Default::default(),
         }],
         workload: Workload::Bulk {
             duration_s: duration_s.unwrap_or(duration),
