@@ -112,6 +112,7 @@ def fetch(socks_port: int, host: str, port: int, size: int, count: int, think_s:
     authentication), `think_s` apart; times from connect(), as the kernel runner's."""
     t0 = time.monotonic()
     s = socket.create_connection(("127.0.0.1", socks_port))
+    s.settimeout(120)  # a stalled download fails rather than hangs the run
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     s.sendall(b"\x05\x01\x00")
     if _recv_exact(s, 2) != b"\x05\x00":
@@ -328,10 +329,20 @@ def realrun(
             time.sleep(0.2)  # the previous download's queues drain
             done = subprocess.run(fetch_cmd, capture_output=True, timeout=600)
             if done.returncode != 0:
+                # A download that fails is a failed run (+inf in time percentiles, as `run`'s
+                # are), with the proxies' last words as the reason; the next one still runs.
                 err = done.stderr.decode(errors="replace").strip().splitlines()
-                raise RuntimeError(
-                    f"realrun: download failed: {err[-1] if err else done.returncode}"
+                why = (
+                    f"download failed: {err[-1] if err else done.returncode} (client proxy: "
+                    f"{_last_error(work / 'client.log')}; server proxy: "
+                    f"{_last_error(work / 'server.log')})"
                 )
+                _, seen = _conn_stats(stats, seen, timeout_s=0.5)
+                if rep >= 0:
+                    out.append(_failed(scheduler, fresh_subflows, seed + rep, why))
+                    if progress:
+                        _err(f"{label} rep {rep + 1}/{reps}: failed: {why}")
+                continue
             t = json.loads(done.stdout)
             conn, seen = _conn_stats(stats, seen)
             if rep < 0:
@@ -339,8 +350,6 @@ def realrun(
             out.append(_result(scheduler, names, t, conn, fresh_subflows, seed + rep))
             if progress:
                 _err(f"{label} rep {rep + 1}/{reps}: {out[-1]['download_time_s']:.3f} s")
-            if not t["bytes_ok"]:
-                raise RuntimeError(f"realrun: rep {rep + 1}: the bytes received differ")
         return out
     except KeyboardInterrupt:
         raise
@@ -381,9 +390,22 @@ def _result(
         "chunks_completed": len(t["ends"]),
         "delivered_bytes": t["delivered"],
         "bytes_ok": t["bytes_ok"],
+        "failed": not t["bytes_ok"],
+        "failure": None if t["bytes_ok"] else "the bytes received differ",
         "goodput_bps": t["delivered"] * 8 / duration if duration > 0 else 0.0,
         "bytes_by_path": dict(zip(names, by_path, strict=False)),
         "reinjected_bytes": (conn or {}).get("reinjected_bytes"),
+    }
+
+
+def _failed(scheduler: str, fresh: bool, seed: int, why: str) -> dict[str, Any]:
+    return {
+        "scheduler": scheduler,
+        "driver": "proxy-fresh" if fresh else "proxy-warm",
+        "seed": seed,
+        "failed": True,
+        "failure": why,
+        "download_time_s": None,
     }
 
 

@@ -38,13 +38,16 @@ for size_label, size in SIZES.items():
             runs = realrun(
                 sc, sched, reps=REPS, fresh_subflows=fresh, proxy_args=extra, progress=False
             )
-        times = [r["download_time_s"] for r in runs]
+        # A failed download counts as +inf, as `compare` counts failed runs.
+        times = [r["download_time_s"] or float("inf") for r in runs]
+        fails = [r["failure"] for r in runs if r.get("failed")]
         rows[(label, size_label)] = times
         line = {
             "cell": label,
             "size": size_label,
             "times_s": times,
             "median_s": statistics.median(times),
+            "failures": fails,
         }
         print(json.dumps(line), flush=True)
         if OUT:
@@ -58,7 +61,9 @@ for label, *_ in CELLS:
     cells = []
     for s in SIZES:
         t = sorted(rows[(label, s)])
-        cells.append(f"{statistics.median(t):.3f} ({t[0]:.3f}-{t[-1]:.3f})")
+        n_fail = sum(x == float("inf") for x in t)
+        fail = f", {n_fail} failed" if n_fail else ""
+        cells.append(f"{statistics.median(t):.3f} ({t[0]:.3f}-{t[-1]:.3f}{fail})")
     print(f"| {label} | " + " | ".join(cells) + " |")
 mptcp = {s: statistics.median(rows[("linux-mptcp", s)]) for s in SIZES}
 for label in ("dems-f warm", "dems-f fresh", "minrtt warm", "minrtt fresh"):
