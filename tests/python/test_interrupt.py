@@ -80,7 +80,7 @@ def test_sweep_sigint_keeps_stored_runs_and_says_resume(tmp_path):
     sweep = tmp_path / "long.toml"
     sweep.write_text(
         f'base = "{EXAMPLES / "wifi-lte.toml"}"\nschedulers = ["minrtt", "dems-f"]\n'
-        'reps = 50000\n[axes]\n"path.wifi.loss" = [0.001, 0.01]\n'
+        'reps = 10000\n[axes]\n"path.wifi.loss" = [0.001, 0.01]\n'
     )
     db = tmp_path / "long.db"
     proc = start("sweep", sweep, "--db", db)
