@@ -132,6 +132,9 @@ pub async fn open_session(cfg: &ClientConfig) -> Result<mpsc::Sender<Event>, Str
                 Ok(s) => keep_subflow(cfg, p, id, Some(s), tx, Some(done_tx)).await,
                 Err(e) => {
                     let _ = done_tx.send(Err(e)).await;
+                    // Dropped here, or open_session would wait for it forever when every
+                    // path fails.
+                    drop(done_tx);
                     keep_subflow(cfg, p, id, None, tx, None).await
                 }
             }
