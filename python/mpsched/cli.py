@@ -661,11 +661,88 @@ def schedulers_command(as_json: JsonOption = False) -> None:
 
 
 @app.command("bench")
-def bench_command() -> None:
-    """Measure simulator speed on the DESIGN.md benchmark scenarios."""
+def bench_command(
+    matrix: Annotated[
+        bool,
+        typer.Option(
+            "--matrix",
+            help="Every scheduler x 1, 2, 4, 8 paths x {bulk, 1 MiB chunk train} (800 Mbit/s "
+            "shared, RTT 20 + 10·i ms, 20 ms queues, CUBIC); a table and a plot.",
+        ),
+    ] = False,
+    duration: Annotated[
+        float, typer.Option("--duration", min=0.001, help="Bulk seconds (--matrix).")
+    ] = 10.0,
+    chunks: Annotated[
+        int, typer.Option("--chunks", min=1, help="1 MiB chunks in the train (--matrix).")
+    ] = 8,
+    scheduler: Annotated[
+        Optional[list[str]],
+        typer.Option("--scheduler", "-s", help="Only these schedulers (--matrix; repeatable)."),
+    ] = None,
+    plot: Annotated[
+        Path, typer.Option("--plot", help="Where the matrix plot goes (--matrix).")
+    ] = Path("bench-matrix.png"),
+    as_json: JsonOption = False,
+) -> None:
+    """Measure simulator speed on the DESIGN.md benchmark scenarios (or the scheduler matrix)."""
     from . import bench
 
-    bench.run()
+    if not matrix:
+        bench.run()
+        return
+    _engine.check_schedulers(scheduler or [])
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    bar = Progress(
+        TextColumn("[bold]bench matrix"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        disable=as_json,
+    )
+    with bar:
+        task = bar.add_task("", total=None)
+
+        def step(done: int, total: int, label: str) -> None:
+            bar.update(task, completed=done, total=total, description=label)
+
+        rows = bench.run_matrix(scheduler, duration_s=duration, chunks=chunks, progress=step)
+    if as_json:
+        _print_json(rows)
+    else:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+        for col in ("scheduler", "paths", "workload", "data pkts", "events/pkt", "CPU s"):
+            table.add_column(col, justify="left" if col in ("scheduler", "workload") else "right")
+        table.add_column("data pkts per CPU s", justify="right")
+        table.add_column("goodput Mbit/s", justify="right")
+        table.add_column("failure")
+        for r in rows:
+            rate = r["data_packets_per_cpu_s"]
+            epp = r["events_per_packet"]
+            goodput = r["goodput_bps"]
+            table.add_row(
+                r["scheduler"],
+                str(r["paths"]),
+                r["workload"],
+                f"{r['data_packets']:,}",
+                f"{epp:.2f}" if epp is not None else "n/a",
+                f"{r['cpu_s']:.2f}",
+                f"{rate:,.0f}" if rate is not None else "n/a",
+                f"{goodput / 1e6:.1f}" if goodput is not None else "n/a",
+                (r["failure"] or "")[:60],
+            )
+        _console().print(table)
+    bench.plot_matrix(rows, plot)
+    print(f"wrote {plot}", file=sys.stderr)
 
 
 @app.command("sweep")

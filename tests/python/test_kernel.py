@@ -99,9 +99,9 @@ def test_fidelity_quick_compares_both_sides(quick_fidelity):
 
 @needs_netns
 @pytest.mark.skip(
-    reason="measured 2026-11-23 (minrtt: no `linux` scheduler on this branch yet): MPTCP 1 MiB "
-    "at LTE 70 ms download -1.9% but LTE bytes +13.2% and completion gap 123 ms vs 52 ms; "
-    "WiFi TCP +0.3% / +7.4% bytes / gap 0 (passes)"
+    reason="measured 2026-11-23 (`linux` scheduler vs kernel, docs/fidelity.md): MPTCP 1 MiB "
+    "at LTE 70 ms download +31.4% (1.152 s vs 0.877 s), WiFi bytes +67.6%, LTE -56.7%, "
+    "completion gap 581 ms vs 74 ms; WiFi TCP +0.4% / +4.7% bytes / gap 0 (passes)"
 )
 def test_fidelity_quick_within_issue_thresholds(quick_fidelity):
     from mpsched import fidelity

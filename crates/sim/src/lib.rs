@@ -596,6 +596,11 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     }
     o.insert("data_packets".into(), json!(rec.data_packets));
     o.insert("events".into(), json!(w.events));
+    o.insert("sched_decisions".into(), json!(snd.sched_decisions()));
+    if let Some(ns) = snd.sched_decision_ns() {
+        // Host time, like wall_time_s: only in builds with the `decision-timing` feature.
+        o.insert("sched_decision_ns".into(), json!(ns));
+    }
     o.insert("sim_time_s".into(), json!(sim_time));
     o.insert("wall_time_s".into(), json!(wall));
     o.insert("truncated".into(), json!(w.truncated));

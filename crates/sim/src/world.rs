@@ -165,8 +165,22 @@ struct SimPath {
 type Key = u128;
 const NO_EVENT: Key = Key::MAX;
 
+/// An event's order: time in the high 64 bits, then the sequence number (shifted by 8 bits).
 fn key(t: Time, seq: u64) -> Key {
-    (Key::from(t.0) << 64) | Key::from(seq)
+    debug_assert!(
+        seq < 1 << 56,
+        "sequence number {seq} overflows the event key"
+    );
+    (Key::from(t.0) << 64) | (Key::from(seq) << 8)
+}
+
+/// A slot's key: `key(t, seq)` with the slot's index in the low 8 bits. Sequence numbers are
+/// unique, so the index never decides an order between two keys (results stay bit-identical);
+/// it lets `pop_event` find the next event with a plain minimum over the slots instead of
+/// carrying the index of the smallest key along the scan.
+fn slot_key(t: Time, seq: u64, slot: usize) -> Key {
+    debug_assert!(slot < 0xff, "slot {slot} does not fit the event key");
+    key(t, seq) | slot as Key
 }
 
 fn key_time(k: Key) -> Time {
@@ -343,17 +357,12 @@ impl<'a> World<'a> {
     fn schedule_slot(&mut self, slot: usize, at: Time) {
         debug_assert_eq!(self.slots[slot], NO_EVENT, "slot {slot} already pending");
         let seq = self.next_seq();
-        self.slots[slot] = key(at, seq);
+        self.slots[slot] = slot_key(at, seq, slot);
     }
 
     /// Removes and returns the next event: the smallest key among the slots and the heap's top.
     fn pop_event(&mut self) -> Option<(Time, Ev)> {
-        let (mut slot, mut best) = (usize::MAX, NO_EVENT);
-        for (i, &k) in self.slots.iter().enumerate() {
-            if k < best {
-                (slot, best) = (i, k);
-            }
-        }
+        let best = self.slots.iter().copied().min().unwrap_or(NO_EVENT);
         if let Some(&Reverse((t, seq, ev))) = self.heap.peek() {
             if key(t, seq) < best {
                 self.heap.pop();
@@ -363,6 +372,7 @@ impl<'a> World<'a> {
         if best == NO_EVENT {
             return None;
         }
+        let slot = (best & 0xff) as usize;
         self.slots[slot] = NO_EVENT;
         let ev = match slot {
             SENDER_TIMER => Ev::SenderTimer,
@@ -503,7 +513,8 @@ impl<'a> World<'a> {
                     let path = &mut self.paths[p as usize];
                     path.fwd_prop.push_back((arrive, seq, seg));
                     if path.fwd_prop.len() == 1 {
-                        self.slots[path_slot(p, FWD_ARRIVE)] = key(arrive, seq);
+                        let s = path_slot(p, FWD_ARRIVE);
+                        self.slots[s] = slot_key(arrive, seq, s);
                     }
                 }
                 if let Some(t) = self.paths[p as usize].fwd.next_service() {
@@ -518,7 +529,8 @@ impl<'a> World<'a> {
                     let path = &mut self.paths[p as usize];
                     path.rev_prop.push_back((arrive, seq, ack));
                     if path.rev_prop.len() == 1 {
-                        self.slots[path_slot(p, REV_ARRIVE)] = key(arrive, seq);
+                        let s = path_slot(p, REV_ARRIVE);
+                        self.slots[s] = slot_key(arrive, seq, s);
                     }
                 }
                 if let Some(t) = self.paths[p as usize].rev.next_service() {
@@ -529,7 +541,8 @@ impl<'a> World<'a> {
                 let prop = &mut self.paths[p as usize].fwd_prop;
                 let (_, _, seg) = prop.pop_front().expect("arrival event without packet");
                 if let Some(&(t, seq, _)) = prop.front() {
-                    self.slots[path_slot(p, FWD_ARRIVE)] = key(t, seq);
+                    let s = path_slot(p, FWD_ARRIVE);
+                    self.slots[s] = slot_key(t, seq, s);
                 }
                 // Any data-ACK from the server on the initial subflow (its data, or its ACK of the
                 // request) makes the connection fully established at the client: join the rest.
@@ -578,7 +591,8 @@ impl<'a> World<'a> {
                 let prop = &mut self.paths[p as usize].rev_prop;
                 let (_, _, ack) = prop.pop_front().expect("arrival event without packet");
                 if let Some(&(t, seq, _)) = prop.front() {
-                    self.slots[path_slot(p, REV_ARRIVE)] = key(t, seq);
+                    let s = path_slot(p, REV_ARRIVE);
+                    self.slots[s] = slot_key(t, seq, s);
                 }
                 let ack = match ack {
                     Up::Ack(ack) => ack,

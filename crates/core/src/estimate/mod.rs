@@ -25,12 +25,18 @@ pub const OWD_ALPHA: f64 = 0.25;
 pub const BIF_BIN_BYTES: u64 = 10_000;
 /// Bins per subflow; bytes in flight beyond the last bin share it (1.28 MB and more).
 const BINS: usize = 128;
+// `PathEstimate::populated` has one bit per bin.
+const _: () = assert!(BINS <= 128);
 /// ΔOWD samples kept for the standard deviation.
 const DELTA_WINDOW: usize = 64;
 
 #[derive(Clone, Debug)]
 struct PathEstimate {
     bins: Vec<Option<f64>>,
+    /// Bit `i` set when `bins[i]` holds a value (bins only ever fill), so that `owd` finds the
+    /// nearest populated bins with two bit scans instead of walking up to 128 bins per lookup
+    /// (DEMS asks for every path's OWD on every decision).
+    populated: u128,
     /// Unbinned EWMA of all samples (used for ΔOWD samples and as a fallback).
     overall: Option<f64>,
     latest: Option<i64>,
@@ -42,6 +48,7 @@ impl PathEstimate {
     fn new() -> Self {
         PathEstimate {
             bins: vec![None; BINS],
+            populated: 0,
             overall: None,
             latest: None,
             samples: 0,
@@ -121,6 +128,7 @@ impl Estimator {
             Some(o) => (1.0 - OWD_ALPHA) * o + OWD_ALPHA * sample as f64,
         };
         pe.bins[bin] = Some(ewma(pe.bins[bin]));
+        pe.populated |= 1u128 << bin;
         pe.overall = Some(ewma(pe.overall));
         pe.latest = Some(sample);
         pe.samples += 1;
@@ -183,9 +191,16 @@ impl Estimator {
         if let Some(v) = pe.bins[want] {
             return Some(v);
         }
-        let populated = |i: &usize| pe.bins[*i].is_some();
-        let below = (0..want).rev().find(populated);
-        let above = (want + 1..BINS).find(populated);
+        // The highest populated bin below `want` and the lowest above it (`want` is empty).
+        let highest_below = |i: usize| {
+            let m = pe.populated & ((1u128 << i) - 1);
+            (m != 0).then(|| 127 - m.leading_zeros() as usize)
+        };
+        let below = highest_below(want);
+        let above = {
+            let m = pe.populated & !((1u128 << want) | ((1u128 << want) - 1));
+            (m != 0).then(|| m.trailing_zeros() as usize)
+        };
         let at = |i: usize| pe.bins[i].expect("populated");
         match (below, above) {
             (Some(b), Some(a)) => {
@@ -194,7 +209,7 @@ impl Estimator {
             }
             (None, Some(a)) => Some(at(a)),
             (Some(b), None) => {
-                let slope = (0..b).rev().find(populated).map_or(0.0, |b2| {
+                let slope = highest_below(b).map_or(0.0, |b2| {
                     let s = (at(b) - at(b2)) / ((b - b2) as u64 * BIF_BIN_BYTES) as f64;
                     // ns per byte; 8e9 / bps is the serialization time of one byte.
                     let cap = pe.bw_bps.map_or(0.0, |bw| 8e9 / bw);
@@ -251,6 +266,42 @@ mod tests {
             }
             let d = e.owd(1, 0).unwrap() - e.owd(0, 0).unwrap();
             assert!((d - 110e6).abs() < 1.0, "offset {offset}: ΔOWD {d}");
+        }
+    }
+
+    /// The nearest populated bins by linear scan (how `owd` found them before the bit mask).
+    fn neighbours_by_scan(pe: &PathEstimate, want: usize) -> (Option<usize>, Option<usize>) {
+        let populated = |i: &usize| pe.bins[*i].is_some();
+        (
+            (0..want).rev().find(populated),
+            (want + 1..BINS).find(populated),
+        )
+    }
+
+    #[test]
+    fn sparse_bins_lookup_matches_a_linear_scan_of_the_neighbours() {
+        // Bins 0, 3, 64, 126 and 127 populated (the edges of the bit mask included): every
+        // load's estimate is the interpolation/extrapolation between the neighbours a scan finds.
+        let mut e = Estimator::new(1);
+        for (i, bin) in [3u64, 64, 0, 127, 126].into_iter().enumerate() {
+            let owd = 10_000_000 + 1_000_000 * i as u64 * (bin + 1);
+            e.on_owd_sample(0, Time(0), bin * BIF_BIN_BYTES + 1, owd);
+        }
+        let pe = &e.paths[0];
+        assert_eq!(pe.populated.count_ones(), 5);
+        let at = |i: usize| pe.bins[i].unwrap();
+        for want in 0..BINS {
+            let got = e
+                .owd(0, want as u64 * BIF_BIN_BYTES + BIF_BIN_BYTES / 2)
+                .unwrap();
+            let expect = match (pe.bins[want], neighbours_by_scan(pe, want)) {
+                (Some(v), _) => v,
+                (None, (Some(b), Some(a))) => {
+                    at(b) + (want - b) as f64 / (a - b) as f64 * (at(a) - at(b))
+                }
+                other => panic!("bin {want}: no neighbours on both sides: {other:?}"),
+            };
+            assert_eq!(got.to_bits(), expect.to_bits(), "bin {want}");
         }
     }
 

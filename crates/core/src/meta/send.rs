@@ -209,6 +209,33 @@ impl SendBuffer {
     pub fn seg(&self, no: SegNo) -> Option<&SegRecord> {
         self.segs.get(no.checked_sub(self.base)? as usize)
     }
+
+    /// The first segment in `from..=hi` that is sent or not in the buffer, else `hi + 1`: the
+    /// end of a run of unsent segments starting at `from`. Scans the buffer's two slices
+    /// directly (DEMS looks for the unsent gaps of a whole chunk on every decision, and
+    /// indexing the deque segment by segment was most of its cost).
+    pub fn unsent_run_end(&self, from: SegNo, hi: SegNo) -> SegNo {
+        let Some(i0) = from.checked_sub(self.base) else {
+            return from;
+        };
+        let i0 = i0 as usize;
+        let i1 = (hi.saturating_add(1).saturating_sub(self.base) as usize).min(self.segs.len());
+        if i0 >= i1 {
+            return from;
+        }
+        let (a, b) = self.segs.as_slices();
+        let in_a = a.get(i0..i1.min(a.len())).unwrap_or(&[]);
+        if let Some(k) = in_a.iter().position(SegRecord::sent) {
+            return from + k as u64;
+        }
+        let (j0, j1) = (i0.max(a.len()) - a.len(), i1.saturating_sub(a.len()));
+        if j0 < j1 {
+            if let Some(k) = b[j0..j1].iter().position(SegRecord::sent) {
+                return self.base + (a.len() + j0 + k) as u64;
+            }
+        }
+        self.base + i1 as u64
+    }
     pub fn data_ack(&self) -> u64 {
         self.data_ack
     }
@@ -455,6 +482,39 @@ mod tests {
 
     fn buf() -> SendBuffer {
         SendBuffer::new(1000, 1 << 20, 1 << 20)
+    }
+
+    #[test]
+    fn unsent_run_end_matches_a_segment_by_segment_scan_across_the_deque_wrap() {
+        // Segments 0-39 written and sent, 0-29 acknowledged (the deque's head moves on), then
+        // 40 more written: the live segments straddle the deque's wrap point. Every third of
+        // the new ones is sent, plus a run at the end.
+        let mut b = buf();
+        b.write(40_000, false);
+        for n in 0..40 {
+            b.on_transmit(n, 0, Time::ZERO);
+        }
+        b.on_data_ack(30_000, 1 << 20);
+        b.write(40_000, false);
+        for n in (40..80).filter(|n| n % 3 == 0).chain(75..78) {
+            b.on_transmit(n, 1, Time::ZERO);
+        }
+        let scan = |from: SegNo, hi: SegNo| {
+            let mut s = from;
+            while s <= hi && b.seg(s).is_some_and(|r| !r.sent()) {
+                s += 1;
+            }
+            s
+        };
+        assert!(
+            !b.segs.as_slices().1.is_empty(),
+            "the test needs a wrapped deque"
+        );
+        for from in 25..85u64 {
+            for hi in from.saturating_sub(2)..90 {
+                assert_eq!(b.unsent_run_end(from, hi), scan(from, hi), "{from}..={hi}");
+            }
+        }
     }
 
     #[test]

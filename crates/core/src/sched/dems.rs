@@ -304,11 +304,6 @@ impl NetView {
     pub(crate) fn bw(&self, p: PathId) -> Option<f64> {
         self.bw[p as usize]
     }
-    /// p's OWD is strictly smaller than q's (ties by path number, like `order`).
-    pub(crate) fn faster(&self, p: PathId, q: PathId) -> bool {
-        let rank = |x: PathId| self.order().iter().position(|&y| y == x);
-        rank(p) < rank(q)
-    }
 }
 
 /// The `k`-th chunk of the buffer, oldest first (a copy, so the buffer can be borrowed again).

@@ -169,9 +169,7 @@ impl DemsN {
                 continue;
             }
             let start = s;
-            while s <= hi && unsent(meta, s) {
-                s += 1;
-            }
+            s = meta.unsent_run_end(s, hi);
             let mut g = Gap {
                 lo: start,
                 hi: s,
@@ -324,6 +322,18 @@ impl DemsN {
         }
         let meta = ctx.meta();
         let mut best: Option<(f64, SegNo)> = None;
+        // Per-decision constants, hoisted out of the walk over the chunk (issue "Speed at
+        // scale": the walk is O(segments), each step was O(N) more): the subflows in the view,
+        // those j is faster than (after j in `NetView::order`), and line 16-17's D = 0 ≥ thres_j.
+        let in_view: u32 = view.order().iter().fold(0, |m, &q| m | 1 << q);
+        let slower_than_j: u32 = view
+            .order()
+            .iter()
+            .skip_while(|&&q| q != j)
+            .skip(1)
+            .fold(0, |m, &q| m | 1 << q);
+        let j_may_send_new =
+            self.params.reinjection == Reinjection::Adaptive && self.may_send_new(view, j, 0);
         for seg in c.first.max(meta.base_seg())..c.end {
             let Some(rec) = meta.seg(seg) else { break };
             if rec.received || rec.sent_on(j) || !rec.sent() {
@@ -335,11 +345,12 @@ impl DemsN {
                     .copied()
                     .filter(|&q| q != j && rec.sent_on(q))
             };
+            let carrier_mask = u32::from(rec.tx_mask) & in_view & !(1u32 << j);
             let ok = match self.params.reinjection {
                 Reinjection::None => false,
                 Reinjection::Simple => true,
                 Reinjection::Adaptive => {
-                    (carriers().all(|q| view.faster(j, q)) || self.may_send_new(view, j, 0))
+                    (carrier_mask & !slower_than_j == 0 || j_may_send_new)
                         && carriers().all(|q| {
                             rec.tx_time[q as usize].is_some_and(|t| {
                                 reinjection_pays_off(ctx, view, &self.log, j, q, seg, t)
