@@ -383,6 +383,14 @@ def compare_command(
             "--kernel", help="Add a linux-mptcp row: real Linux MPTCP on the emulator (root)."
         ),
     ] = False,
+    real: Annotated[
+        bool,
+        typer.Option(
+            "--real",
+            help="Add each -s scheduler on the real proxy (warm subflows) and a linux-mptcp "
+            "row, on the emulator (root; --reps downloads each).",
+        ),
+    ] = False,
 ) -> None:
     """Run schedulers over several seeds and compare their medians and p90s.
 
@@ -394,6 +402,8 @@ def compare_command(
         _check_writable("--csv", csv)
     resolved = runner.resolve_scenario(scenario, overrides)
     label = scenario if scenario is not None else DEFAULT_SOURCE
+    if real and not schedulers:
+        raise ScenarioError("compare --real: name the schedulers with -s (each runs on the proxy)")
     try:
         report = runner.compare(
             resolved,
@@ -411,6 +421,10 @@ def compare_command(
         from .netcli import compare_kernel_rows
 
         report["summary"].update(compare_kernel_rows(resolved, reps, seed))
+    if real:
+        from .netcli import compare_real_rows
+
+        report["summary"].update(compare_real_rows(resolved, list(schedulers or []), reps, seed))
     if csv is not None:
         _write_csv(csv, report["summary"])
     if as_json:
@@ -422,6 +436,11 @@ def compare_command(
         console.print(
             "linux-mptcp: real Linux MPTCP on the emulator, download time from connect() "
             "(handshake included); its 'gap' is the gap between the paths' last bytes."
+        )
+    if real:
+        console.print(
+            "NAME@proxy: the real proxy on the emulator, warm shared subflows, time from the "
+            "SOCKS5 connect; linux-mptcp: real Linux MPTCP, fresh connection per download."
         )
     if ci:
         _show_ci(console, report["summary"], report.get("paired", {}), resolved)
@@ -983,6 +1002,7 @@ from . import netcli  # noqa: E402
 app.add_typer(netcli.emu_app, name="emu")
 app.command("kernel")(netcli.kernel_command)
 app.command("fidelity")(netcli.fidelity_command)
+app.command("realrun")(netcli.realrun_command)
 
 _TRACE_KINDS = ("constant", "steps", "random", "handover", "outage")
 

@@ -231,3 +231,67 @@ def compare_kernel_rows(resolved: dict[str, Any], reps: int, seed: int) -> dict[
         raise ScenarioError("compare --kernel: MPTCP needs at least two paths")
     runs = kernel_runs(resolved, "mptcp", reps=reps, seed=seed, progress=True)
     return {"linux-mptcp": kernel_summary(runs)}
+
+
+def realrun_command(
+    scenario: Annotated[
+        Optional[str],
+        typer.Argument(metavar="[SCENARIO]", help="Scenario TOML file (default: DEMS WiFi/LTE)."),
+    ] = None,
+    scheduler: Annotated[
+        str, typer.Option("-s", "--scheduler", help="Scheduler the proxy runs.")
+    ] = "dems-f",
+    overrides: SetOption = None,
+    reps: Annotated[int, typer.Option("--reps", min=1, help="Measured downloads.")] = 5,
+    fresh_subflows: Annotated[
+        bool,
+        typer.Option(
+            "--fresh-subflows",
+            help="New subflows per download (as MPTCP's fresh connections); default: warm "
+            "shared subflows, warmed by one unmeasured download.",
+        ),
+    ] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", min=0, help="Seed of the emulator's loss draws.")
+    ] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object: runs and summary.")
+    ] = False,
+) -> None:
+    """The workload through the real proxy (SOCKS5, kernel TCP subflows) on the emulator (root)."""
+    from .cli import _console, _print_json, _show_compare
+    from .realrun import realrun, realrun_summary
+
+    resolved = runner.resolve_scenario(scenario, overrides)
+    runs = realrun(
+        resolved, scheduler, reps=reps, seed=seed, fresh_subflows=fresh_subflows,
+        progress=not as_json,
+    )  # fmt: skip
+    label = f"{scheduler}@proxy" + ("-fresh" if fresh_subflows else "")
+    summary = {label: realrun_summary(runs)}
+    if as_json:
+        _print_json({"runs": runs, "summary": summary, "scenario": resolved})
+        return
+    console = _console()
+    where = scenario or "the default scenario"
+    _show_compare(
+        console, summary, resolved, scenario or "default scenario", reps, seed,
+        title=f"{label} on {where}: {reps} downloads",
+    )  # fmt: skip
+    times = ", ".join(f"{r['download_time_s']:.3f}" for r in runs)
+    console.print(f"download times (s, from the SOCKS5 connect): {times}; bytes checked")
+
+
+def compare_real_rows(
+    resolved: dict[str, Any], schedulers: list[str], reps: int, seed: int
+) -> dict[str, Any]:
+    """`compare --real`: each scheduler on the real proxy (warm subflows) and `linux-mptcp`."""
+    from .realrun import realrun, realrun_summary
+
+    if len(resolved["paths"]) < 2:
+        raise ScenarioError("compare --real: multipath needs at least two paths")
+    rows = {}
+    for s in schedulers:
+        rows[f"{s}@proxy"] = realrun_summary(realrun(resolved, s, reps=reps, seed=seed))
+    rows["linux-mptcp"] = kernel_summary(kernel_runs(resolved, "mptcp", reps=reps, seed=seed))
+    return rows

@@ -424,3 +424,43 @@ fn socks5_refused_port_gets_connection_refused() {
         Some(0x05)
     );
 }
+
+#[test]
+fn fresh_subflows_each_connection_byte_exact_on_its_own_subflows() {
+    // --fresh-subflows: every application connection opens (and closes) its own subflows,
+    // which join the session as they come up; five in a row must each arrive whole.
+    let n = 1 << 20;
+    let port = source_server(n);
+    let stats = tmp("fresh.stats");
+    let _ = std::fs::remove_file(&stats);
+    let pair = start_pair(
+        &["--allow", "127.0.0.0/8", "--stats", stats.to_str().unwrap()],
+        &["--fresh-subflows"],
+    );
+    for k in 0..5 {
+        let s = socks_connect(pair.socks, "127.0.0.1", port)
+            .unwrap_or_else(|c| panic!("connection {k}: SOCKS reply {c}"));
+        let mut got = Vec::new();
+        (&s).read_to_end(&mut got)
+            .unwrap_or_else(|e| panic!("connection {k}: {e}"));
+        assert!(
+            got == pattern(n, 7),
+            "connection {k}: {} bytes, differ",
+            got.len()
+        );
+    }
+    // One session per connection on the server: five session lines.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let text = std::fs::read_to_string(&stats).unwrap_or_default();
+        let sessions = text.matches("\"event\":\"session\"").count();
+        if sessions >= 5 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{sessions} session lines, want 5: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

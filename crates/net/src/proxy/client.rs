@@ -115,36 +115,49 @@ pub async fn connect_subflow(
     Ok(s)
 }
 
-/// Start a session: every path connected and authenticated, or the first error if none.
+/// Start a session: every path connects at once and the session starts as soon as the first
+/// is authenticated; the others join when they are up (as Linux MPTCP opens its second subflow
+/// without waiting, so a fresh session costs one path's handshake, not the sum). The first
+/// error when none comes up.
 pub async fn open_session(cfg: &ClientConfig) -> Result<mpsc::Sender<Event>, String> {
     let id = u64::from_be_bytes(nonce()[..8].try_into().expect("8 bytes"));
     let (tx, rx) = mpsc::channel(1024);
-    let mut up = 0;
-    let mut first_err = None;
-    let mut first = Vec::new();
+    let mut scfg = cfg.session.clone();
+    scfg.single_conn = cfg.fresh_subflows;
+    let (done_tx, mut done_rx) = mpsc::channel::<Result<(), String>>(cfg.paths.len().max(1));
     for p in 0..cfg.paths.len() {
-        match connect_subflow(cfg, p, id).await {
-            Ok(s) => {
-                first.push(Some(s));
-                up += 1;
+        let (cfg, tx, done_tx) = (cfg.clone(), tx.clone(), done_tx.clone());
+        tokio::spawn(async move {
+            match connect_subflow(&cfg, p, id).await {
+                Ok(s) => keep_subflow(cfg, p, id, Some(s), tx, Some(done_tx)).await,
+                Err(e) => {
+                    let _ = done_tx.send(Err(e)).await;
+                    // Dropped here, or open_session would wait for it forever when every
+                    // path fails.
+                    drop(done_tx);
+                    keep_subflow(cfg, p, id, None, tx, None).await
+                }
+            }
+        });
+    }
+    drop(done_tx);
+    let mut first_err = None;
+    let mut up = false;
+    while let Some(r) = done_rx.recv().await {
+        match r {
+            Ok(()) => {
+                up = true;
+                break;
             }
             Err(e) => {
-                first.push(None);
+                eprintln!("mpsched-proxy: warning: {e} (retrying every {RECONNECT:?})");
                 first_err.get_or_insert(e);
             }
         }
     }
-    if up == 0 {
+    if !up {
         return Err(first_err.unwrap_or_else(|| "no paths".into()));
     }
-    if let Some(e) = &first_err {
-        eprintln!("mpsched-proxy: warning: {e} (retrying every {RECONNECT:?})");
-    }
-    for (p, s) in first.into_iter().enumerate() {
-        tokio::spawn(keep_subflow(cfg.clone(), p, id, s, tx.clone()));
-    }
-    let mut scfg = cfg.session.clone();
-    scfg.single_conn = cfg.fresh_subflows;
     tokio::spawn(Session::new(scfg, None, tx.clone()).run(rx));
     Ok(tx)
 }
@@ -160,6 +173,7 @@ async fn keep_subflow(
     session: u64,
     mut s: Option<TcpStream>,
     tx: mpsc::Sender<Event>,
+    mut ready: Option<mpsc::Sender<Result<(), String>>>,
 ) {
     loop {
         if let Some(stream) = s.take() {
@@ -170,6 +184,10 @@ async fn keep_subflow(
             };
             if tx.send(up).await.is_err() {
                 return;
+            }
+            // Only now may the session be used: its first subflow is queued before any OPEN.
+            if let Some(r) = ready.take() {
+                let _ = r.send(Ok(())).await;
             }
             read_subflow(p as u8, stream, tx.clone()).await;
         }

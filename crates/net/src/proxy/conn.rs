@@ -46,6 +46,8 @@ pub struct Conn {
     /// Segments a failed subflow carried, to resend on a live one (failover reinjection).
     pub failover: VecDeque<SegNo>,
     pub records_by_path: Vec<u64>,
+    /// Payload bytes sent per path, resent records included (DESIGN.md's `bytes_by_path`).
+    pub bytes_by_path: Vec<u64>,
     pub label: String,
 }
 
@@ -76,6 +78,7 @@ impl Conn {
             ack_due: false,
             failover: VecDeque::new(),
             records_by_path: vec![0; npaths],
+            bytes_by_path: vec![0; npaths],
             label,
         }
     }

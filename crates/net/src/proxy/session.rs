@@ -652,6 +652,7 @@ impl Session {
                     "reinjected_bytes": c.meta.reinjected_bytes(),
                     "duplicate_bytes_received": c.reasm.duplicate_bytes,
                     "records_by_path": c.records_by_path,
+                    "bytes_by_path": c.bytes_by_path,
                 })
                 .to_string(),
             );
@@ -808,6 +809,7 @@ impl Session {
         let bif = self.views[p].in_flight().min(u32::MAX as u64) as u32;
         c.meta.on_transmit(a.seg, a.path, now);
         c.records_by_path[p] += 1;
+        c.bytes_by_path[p] += payload.len() as u64;
         let f = Frame::Data {
             conn: id,
             dsn,
