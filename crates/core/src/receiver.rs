@@ -43,9 +43,14 @@ pub struct ReceiverConnection {
 
 impl ReceiverConnection {
     pub fn new(cfg: &ReceiverConfig) -> Self {
+        let initial = RecvBuffer::first_offer(cfg.recv_buffer, cfg.mss);
         ReceiverConnection {
             subflows: (0..cfg.npaths)
-                .map(|p| SubflowReceiver::new(p as PathId, cfg.mss, cfg.delayed_ack))
+                .map(|p| {
+                    let mut r = SubflowReceiver::new(p as PathId, cfg.mss, cfg.delayed_ack);
+                    r.init_window(initial);
+                    r
+                })
                 .collect(),
             // A fixed buffer: `RecvBuffer::autotuned` (Linux DRS) is not the default yet, its
             // window jumps without Linux's rcv_ssthresh growth (`tcp_grow_window`).
@@ -98,7 +103,9 @@ impl ReceiverConnection {
         // buffer discards it either way, but the subflow must re-ACK it.
         let verdict = sf.on_segment(now, seg);
         let d = if verdict == SegmentVerdict::New {
-            self.meta.on_data(now, seg.dsn, seg.len)
+            let d = self.meta.on_data(now, seg.dsn, seg.len);
+            sf.grow_window(seg.len, self.meta.window_room());
+            d
         } else {
             crate::meta::recv::Delivery {
                 bytes: 0,
@@ -127,7 +134,8 @@ impl ReceiverConnection {
             let p = (self.ack_turn + k) % n;
             if self.subflows[p].wants_ack() {
                 self.ack_turn = (p + 1) % n;
-                let (data_ack, rwnd) = (self.meta.data_ack(), self.meta.rwnd());
+                let data_ack = self.meta.data_ack();
+                let rwnd = self.subflows[p].offered_window(self.meta.rwnd());
                 return Some(self.subflows[p].build_ack(data_ack, rwnd));
             }
         }
@@ -188,9 +196,11 @@ mod tests {
             (a.delivered, a.delivered_upto, a.duplicate),
             (1000, 1000, false)
         );
+        // The window offered opens as Linux's rcv_ssthresh does (`tcp_grow_window`): it starts
+        // at half the 10,000-byte buffer less a segment and grows by two segments per segment.
         assert_eq!(
             (ack.path, ack.ack, ack.data_ack, ack.rwnd),
-            (0, 1000, 1000, 10_000)
+            (0, 1000, 1000, 4000 + 2000)
         );
     }
 
@@ -204,7 +214,7 @@ mod tests {
         assert_eq!(r.meta().ofo_bytes(), 1000);
         let (a, ack) = arrive(&mut r, seg(0, 0, 0));
         assert_eq!((a.delivered, a.delivered_upto), (2000, 2000));
-        assert_eq!((ack.path, ack.data_ack, ack.rwnd), (0, 2000, 10_000));
+        assert_eq!((ack.path, ack.data_ack, ack.rwnd), (0, 2000, 4000 + 2000));
     }
 
     #[test]

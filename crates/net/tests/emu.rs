@@ -104,13 +104,25 @@ fn run_dir(name: &str) -> String {
     d.to_string_lossy().into_owned()
 }
 
+/// CPU time the hypervisor took from this VM so far (the `steal` column of /proc/stat, in
+/// jiffies): a failed timing check prints how much of it happened during the measurement,
+/// so that a miss caused by the host is told apart from one caused by the emulator.
+fn steal_jiffies() -> u64 {
+    std::fs::read_to_string("/proc/stat")
+        .ok()
+        .and_then(|s| s.lines().next()?.split_whitespace().nth(8)?.parse().ok())
+        .unwrap_or(0)
+}
+
 fn check_at(rate: f64, id: &str) {
     let dir = run_dir(id);
+    let steal0 = steal_jiffies();
     let sc = scenario(vec![("a", rate, 0.040, 0.050, json!([]))], 1 << 20);
     ok(&emu(&dir, &["up", "-", "--id", id, "--detach"], Some(&sc)));
     let out = emu(&dir, &["check", id, "--json"], None);
     ok(&emu(&dir, &["down", id], None));
     let rows: Value = serde_json::from_str(&ok(&out)).unwrap();
+    let stolen = steal_jiffies() - steal0;
     assert!(
         namespaces_of(id).is_empty(),
         "namespaces left: {:?}",
@@ -125,7 +137,11 @@ fn check_at(rate: f64, id: &str) {
             r["delay_mean_error_ms"],
             r["rate_error_pct"]
         );
-        assert!(err.abs() < 0.5, "delay error {err} ms at {rate} bit/s");
+        assert!(
+            err.abs() < 0.5,
+            "delay error {err} ms at {rate} bit/s (steal time during the check: {stolen} jiffies; load {})",
+            std::fs::read_to_string("/proc/loadavg").unwrap_or_default().trim()
+        );
         assert!(
             r["loss_measured"].as_f64().unwrap() == 0.0,
             "lossless link lost probes: {r}"
@@ -134,7 +150,7 @@ fn check_at(rate: f64, id: &str) {
             let rate_err = r["rate_error_pct"].as_f64().unwrap();
             assert!(
                 rate_err.abs() < 2.0,
-                "rate error {rate_err}% at {rate} bit/s"
+                "rate error {rate_err}% at {rate} bit/s (steal time during the check: {stolen} jiffies)"
             );
         }
     }

@@ -309,7 +309,12 @@ fn run_inner(
             mss,
             init_cwnd: t.init_cwnd,
             send_buffer: t.send_buffer_bytes,
-            initial_rwnd: t.recv_buffer_bytes,
+            // The peer's first window: Linux's initial rcv_ssthresh, which the receiver
+            // then opens segment by segment (`tcp_grow_window`).
+            initial_rwnd: mpsched_core::meta::recv::RecvBuffer::first_offer(
+                t.recv_buffer_bytes,
+                mss,
+            ),
             min_rto: Duration::from_secs_f64(t.min_rto_s),
             slow_start_after_idle: t.slow_start_after_idle,
         },

@@ -119,6 +119,16 @@ impl RecvBuffer {
         TCP_RMEM_DEFAULT.min(max) / 2
     }
 
+    /// The window a connection with a buffer of at most `max` bytes offers first: Linux's
+    /// initial `rcv_ssthresh`, the window of `tcp_rmem[1]` = 131,072 bytes at the default 50%
+    /// scaling ratio less the segment `tcp_init_buffer_space` reserves (65,536 − 1,448 =
+    /// 64,088 bytes measured on Linux 6.18), never below two segments.
+    pub fn first_offer(max: u64, mss: u32) -> u64 {
+        let w = Self::initial_window(max);
+        let mss = u64::from(mss);
+        w.saturating_sub(mss).max(2 * mss).min(max)
+    }
+
     /// `tcp_win_from_space`: all of a fixed buffer, half of an autotuned one.
     fn window_space(&self) -> u64 {
         if self.drs.is_some() {
@@ -192,6 +202,11 @@ impl RecvBuffer {
     fn offer_window(&mut self) {
         let free = self.window_space().saturating_sub(self.ofo_bytes);
         self.right_edge = self.right_edge.max(self.rcv_nxt + free);
+    }
+    /// The window the buffer could offer now if nothing capped it (`tcp_space`: the window
+    /// share of the buffer less what the out-of-order queue holds).
+    pub fn window_room(&self) -> u64 {
+        self.window_space().saturating_sub(self.ofo_bytes)
     }
     pub fn ofo_bytes(&self) -> u64 {
         self.ofo_bytes

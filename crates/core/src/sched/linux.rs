@@ -13,14 +13,17 @@
 //!   into the winner's write queue, regardless of its congestion window (the subflow sends it
 //!   as its window opens), and the winner's average pacing rate moves towards its current one,
 //!   weighted by what it holds: `avg = (avg·wmem + rate·burst) / (burst + wmem)`. The push stops
-//!   early when the subflow's send buffer fills.
+//!   early when the subflow's send buffer fills; both checks are made between 32 KiB data
+//!   fragments, so a push may overshoot either by the rest of a fragment (measured: a fresh
+//!   subflow with a 46,080-byte buffer took the whole 64,512-byte first burst).
 //! * The pacing rate is Linux's `tcp_update_pacing_rate` ([`SubflowSender::pacing_rate_bps`]).
 //!   Before a subflow's first RTT sample Linux's rate is unbounded (`sk_pacing_rate = ~0`): its
 //!   linger time is zero.
 //! * No opportunistic retransmission, no penalization.
 //!
-//! Deviations: `sk_wmem_queued` is the payload bytes in flight plus those queued (Linux charges
-//! skb true sizes and keeps SACKed data until the cumulative ACK); a subflow that timed out is
+//! Deviations: `sk_wmem_queued` is modelled from payload and segment counts
+//! ([`wmem_queued`]: skb heads of sent data, unsent data at its length; Linux also keeps
+//! SACKed data until the cumulative ACK, which we count as in flight too); a subflow that timed out is
 //! unavailable until an ACK arrives on it and its data is reinjected at once on the others, as
 //! v0.9x does (upstream waits for `stale_loss_cnt` = 4 timeouts before marking it stale and
 //! re-pushing the connection's unacknowledged data, `mptcp_pm_subflow_chk_stale`).
@@ -29,6 +32,7 @@
 
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
+use crate::sender::wmem_queued;
 
 /// `MPTCP_SEND_BURST_SIZE` (net/mptcp/protocol.c): 64 KiB less the largest TCP header.
 pub const SEND_BURST: u64 = 65_428;
@@ -40,11 +44,26 @@ pub struct Linux {
     /// The subflow the current burst goes to, and the bytes left in it (`msk->snd_burst`).
     current: Option<PathId>,
     burst_left: u64,
+    /// End (DSN) of the data fragment being pushed.
+    dfrag_end: u64,
 }
 
-/// `sk_wmem_queued` of `p`: payload in flight plus committed and not yet sent.
+/// Size of the MPTCP socket's data fragments: the application's data is copied into page
+/// fragments of `SKB_FRAG_PAGE_ORDER` (32 KiB, `sk_page_frag_refill`), one `mptcp_data_frag`
+/// each, collapsing consecutive writes into the same page (`mptcp_frag_can_collapse_to`).
+const DFRAG: u64 = 32_768;
+
+/// `sk_wmem_queued` of `p`: what it holds in flight and committed, at Linux's true sizes
+/// ([`wmem_queued`]).
 fn wmem(ctx: &SchedCtx<'_>, p: PathId) -> u64 {
-    ctx.subflow(p).in_flight() + ctx.path_info(p).queued
+    let sf = ctx.subflow(p);
+    wmem_queued(
+        sf.in_flight(),
+        sf.segments_in_flight(),
+        ctx.path_info(p).queued,
+        sf.mss(),
+        sf.cwnd() < sf.ssthresh(),
+    )
 }
 
 /// `mptcp_subflow_active` (net/mptcp/protocol.c): `__mptcp_subflow_active` refuses a joined
@@ -133,13 +152,19 @@ impl Scheduler for Linux {
             return None;
         }
         let window_left = ctx.meta().rwnd_limit().saturating_sub(rec.dsn);
-        let keep = self
-            .current
-            .filter(|&p| self.burst_left > 0 && active(ctx, p) && memory_free(ctx, p));
+        // `__subflow_push_pending` checks the burst and the send buffer only between data
+        // fragments: the fragment being pushed goes out whole.
+        let in_dfrag = rec.dsn < self.dfrag_end;
+        let keep = self.current.filter(|&p| {
+            active(ctx, p) && (in_dfrag || (self.burst_left > 0 && memory_free(ctx, p)))
+        });
         let p = match keep {
             Some(p) => p,
             None => self.get_send(ctx, window_left)?,
         };
+        if !in_dfrag {
+            self.dfrag_end = (rec.dsn / DFRAG + 1) * DFRAG;
+        }
         self.burst_left = self.burst_left.saturating_sub(u64::from(rec.len));
         Some(Assignment { path: p, seg })
     }
@@ -171,10 +196,11 @@ mod tests {
 
     #[test]
     fn lower_linger_time_wins_the_next_burst() {
-        // p0 holds 76 segments and now has an RTT sample (a finite pacing rate); p1 holds
-        // nothing and has none: linger(p1) = 0 < linger(p0), so new data goes to p1.
+        // The first push commits 66 segments to p0 (the 65,428-byte burst, finished to the
+        // end of its 32 KiB data fragment). p0 then has an RTT sample (a finite pacing rate);
+        // p1 holds nothing and has none: linger(p1) = 0 < linger(p0), so new data goes to p1.
         let mut ex = Exchange::new("linux", 2, 4, 1000);
-        ex.at(0).write(80);
+        ex.at(0).write(66);
         ex.send();
         ex.at(100).ack(0, 4, 1000);
         let sent = ex.send();
@@ -189,7 +215,7 @@ mod tests {
                 .filter(|s| s.0 == 1)
                 .map(|s| s.1)
                 .collect::<Vec<_>>(),
-            [80, 81, 82, 83],
+            [66, 67, 68, 69],
             "p1 sends its initial window of the new data, the rest waits in its queue: {sent:?}"
         );
         assert_eq!(ex.conn.path_info()[1].queued, 6 * MSS);

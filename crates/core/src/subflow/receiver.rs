@@ -6,7 +6,15 @@
 //! receiver starts in quick-ACK mode: its first [`QUICKACKS`] data segments are each ACKed at
 //! once (`tcp_event_data_recv` → `tcp_incr_quickack`), so that the sender's first slow-start
 //! rounds are not paced by the delayed-ACK timer (an odd segment count in the initial window
-//! would otherwise wait 40 ms for its ACK). SACK blocks per
+//! would otherwise wait 40 ms for its ACK). And like Linux, every segment that lets the
+//! advertised window grow is ACKed at once: `tcp_grow_window` (net/ipv4/tcp_input.c) raises
+//! `rcv_ssthresh` — the cap on the window offered, starting at one segment less than the first
+//! window — by max(2·advmss, 2·len) per data segment of 128 bytes or more while it is below
+//! the window the buffer allows, and sets `icsk_ack.quick |= 1`, so `__tcp_ack_snd_check`
+//! sends the ACK now. A receiver that reads promptly therefore ACKs every segment until its
+//! window has opened fully (measured on Linux 6.18 with a 6 MB `tcp_rmem[2]`: one ACK per
+//! segment through a whole 1 MiB download), which is what lets HyStart's ACK-train detection
+//! see trains on slow links. SACK blocks per
 //! RFC 2018 §4: the first block holds the most recently received segment, the others repeat the
 //! most recently reported blocks. TSecr per RFC 7323 §4.3: the echo of the segment that first
 //! advanced the left edge since the last ACK.
@@ -35,6 +43,9 @@ pub struct SubflowReceiver {
     unacked_segments: u32,
     /// Quick-ACK budget left (Linux quick-ACK mode at connection start).
     quickacks: u32,
+    /// `tp->rcv_ssthresh`: the largest window this subflow offers now, bytes; `None` until the
+    /// connection sets it ([`SubflowReceiver::init_window`]), which leaves the window uncapped.
+    rcv_ssthresh: Option<u64>,
     delack_deadline: Option<Time>,
     ack_now: bool,
     last_echo: Option<OwdEcho>,
@@ -66,6 +77,7 @@ impl SubflowReceiver {
             last_ack_sent: 0,
             unacked_segments: 0,
             quickacks: QUICKACKS,
+            rcv_ssthresh: None,
             delack_deadline: None,
             ack_now: false,
             last_echo: None,
@@ -89,6 +101,33 @@ impl SubflowReceiver {
     }
     pub fn duplicate_segments(&self) -> u64 {
         self.duplicate_segments
+    }
+
+    /// Start `tcp_grow_window`'s window cap at `window` bytes
+    /// ([`RecvBuffer::first_offer`](crate::meta::recv::RecvBuffer::first_offer)).
+    pub fn init_window(&mut self, window: u64) {
+        self.rcv_ssthresh = Some(window);
+    }
+
+    /// The window this subflow may offer, given what the buffer has room for (`space`):
+    /// `__tcp_select_window` offers no more than `rcv_ssthresh`.
+    pub fn offered_window(&self, space: u64) -> u64 {
+        self.rcv_ssthresh.map_or(space, |t| space.min(t))
+    }
+
+    /// `tcp_grow_window` for a data segment of `len` bytes, with `space` the window the buffer
+    /// allows now (`min(window_clamp, tcp_space)`): raise `rcv_ssthresh` and, if it grew, ACK
+    /// this segment at once (`icsk_ack.quick |= 1`).
+    pub fn grow_window(&mut self, len: u32, space: u64) {
+        let Some(t) = self.rcv_ssthresh.as_mut() else {
+            return;
+        };
+        if len < 128 || *t >= space {
+            return;
+        }
+        let incr = (2 * u64::from(self.mss)).max(2 * u64::from(len));
+        *t += incr.min(space - *t);
+        self.ack_now = true;
     }
 
     /// A data segment arrived at receiver-clock time `now`.
@@ -233,6 +272,39 @@ mod tests {
         let mut r = SubflowReceiver::new(0, MSS, true);
         r.quickacks = 0;
         r
+    }
+
+    #[test]
+    fn every_segment_that_opens_the_window_is_acked_at_once() {
+        // tcp_grow_window: rcv_ssthresh 4,000 B below a 100,000 B buffer grows by 2,000 B per
+        // segment, and each growth forces an immediate ACK (`icsk_ack.quick |= 1`), even past
+        // the quick-ACK phase.
+        let mut r = receiver();
+        r.init_window(4000);
+        for i in 0..3 {
+            r.on_segment(Time(i), &seg(i * 1000));
+            r.grow_window(MSS, 100_000);
+            assert!(r.wants_ack(), "segment {i} is ACKed at once");
+            assert_eq!(r.offered_window(100_000), 4000 + 2000 * (i + 1));
+            r.build_ack(0, 0);
+        }
+    }
+
+    #[test]
+    fn a_fully_open_window_falls_back_to_delayed_acks() {
+        // rcv_ssthresh at the buffer's window: no growth, so every second segment again.
+        let mut r = receiver();
+        r.init_window(8000);
+        r.on_segment(Time(0), &seg(0));
+        r.grow_window(MSS, 8000);
+        assert!(
+            !r.wants_ack(),
+            "one segment waits for the delayed-ACK timer"
+        );
+        assert_eq!(r.offered_window(20_000), 8000);
+        r.on_segment(Time(1), &seg(1000));
+        r.grow_window(MSS, 8000);
+        assert!(r.wants_ack(), "the second is ACKed");
     }
 
     #[test]
