@@ -12,10 +12,9 @@
 //! their timers are ordinary events that carry the deadline they were set for, so a timer the
 //! endpoint moved since is recognized as stale and skipped.
 
-use mpsched_core::cc::CcKind;
-use mpsched_core::receiver::{ReceiverConfig, ReceiverConnection};
+use mpsched_core::receiver::ReceiverConnection;
 use mpsched_core::sched;
-use mpsched_core::sender::{SenderConfig, SenderConnection};
+use mpsched_core::sender::SenderConnection;
 use mpsched_core::time::{Duration, Time};
 
 use crate::scenario::Scenario;
@@ -55,32 +54,7 @@ pub fn flows(sc: &Scenario, mss: u32) -> Vec<CrossFlow> {
         for _ in 0..spec.cross.tcp_flows {
             let single = sched::build("single", std::slice::from_ref(&spec.name), &[f64::NAN])
                 .expect("the single-path scheduler builds for one path");
-            let mut tx = SenderConnection::new(
-                &SenderConfig {
-                    npaths: 1,
-                    cc: CcKind::parse(cc).expect("checked"),
-                    mss,
-                    init_cwnd: t.init_cwnd,
-                    send_buffer: t.send_buffer_bytes,
-                    // The peer's first window: Linux's initial rcv_ssthresh, which the receiver
-                    // then opens segment by segment (`tcp_grow_window`).
-                    initial_rwnd: mpsched_core::meta::recv::RecvBuffer::first_offer(
-                        t.recv_buffer_bytes,
-                        mss,
-                    ),
-                    min_rto: Duration::from_secs_f64(t.min_rto_s),
-                    slow_start_after_idle: t.slow_start_after_idle,
-                },
-                single,
-            );
-            tx.set_hystart(mpsched_core::cc::HyStartMode::parse(&t.hystart).expect("checked"));
-            tx.set_pacing(t.pacing);
-            let rx = ReceiverConnection::new(&ReceiverConfig {
-                npaths: 1,
-                mss,
-                recv_buffer: t.recv_buffer_bytes,
-                delayed_ack: t.delayed_ack,
-            });
+            let (tx, rx) = crate::endpoints(t, 1, mss, cc, single);
             out.push(CrossFlow {
                 path: p as u8,
                 tx,

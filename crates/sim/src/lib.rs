@@ -302,10 +302,32 @@ fn run_inner(
     let t = &sc.transport;
     let npaths = sc.paths.len();
     let mss = effective_mss(sc);
+    let (sender, mut receiver) = endpoints(t, npaths, mss, &t.cc, sched);
+    receiver.set_policy(build_receiver_policy(sc, split_receiver(sc, scheduler).1)?);
+    let mut world = World::new(sc, &traces, sender, receiver, seed, trace);
+    world.run();
+    Ok(result_json(
+        sc,
+        scheduler,
+        seed,
+        &world,
+        wall.elapsed().as_secs_f64(),
+    ))
+}
+
+/// A connection's two ends as the scenario's transport sets them: `npaths` subflows, `cc` on
+/// each (the connection's, or a competing flow's own), `sched` deciding.
+pub(crate) fn endpoints(
+    t: &scenario::Transport,
+    npaths: usize,
+    mss: u32,
+    cc: &str,
+    sched: Box<dyn mpsched_core::sched::Scheduler>,
+) -> (SenderConnection, ReceiverConnection) {
     let mut sender = SenderConnection::new(
         &SenderConfig {
             npaths,
-            cc: CcKind::parse(&t.cc).expect("checked"),
+            cc: CcKind::parse(cc).expect("checked"),
             mss,
             init_cwnd: t.init_cwnd,
             send_buffer: t.send_buffer_bytes,
@@ -322,22 +344,13 @@ fn run_inner(
     );
     sender.set_hystart(HyStartMode::parse(&t.hystart).expect("checked"));
     sender.set_pacing(t.pacing);
-    let mut receiver = ReceiverConnection::new(&ReceiverConfig {
+    let receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss,
         recv_buffer: t.recv_buffer_bytes,
         delayed_ack: t.delayed_ack,
     });
-    receiver.set_policy(build_receiver_policy(sc, split_receiver(sc, scheduler).1)?);
-    let mut world = World::new(sc, &traces, sender, receiver, seed, trace);
-    world.run();
-    Ok(result_json(
-        sc,
-        scheduler,
-        seed,
-        &world,
-        wall.elapsed().as_secs_f64(),
-    ))
+    (sender, receiver)
 }
 
 fn median(v: &[f64]) -> Option<f64> {
