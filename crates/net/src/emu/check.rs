@@ -22,7 +22,7 @@ use mpsched_sim::scenario::{LinkSpec, Scenario};
 use mpsched_sim::trace::Trace;
 use serde::Serialize;
 
-use super::sys::{self, mono_ns};
+use super::sys::{self, mono_ns, real_ns};
 use super::topo::{Role, Topology};
 
 const PROBE_PAYLOAD: usize = 100;
@@ -92,18 +92,6 @@ fn udp_in(ns: &str, addr: String, port: u16) -> io::Result<UdpSocket> {
         )?;
         Ok(s)
     })
-}
-
-/// CLOCK_REALTIME ns: the clock of the kernel's receive timestamps (SO_TIMESTAMPNS), which the
-/// probes are stamped with too, so that neither end's scheduling delay enters the measurement.
-fn real_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// One datagram and its kernel receive time (CLOCK_REALTIME ns).

@@ -35,6 +35,17 @@ pub fn mono_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CLOCK_REALTIME in nanoseconds: the clock of the kernel's receive timestamps (SO_TIMESTAMPNS).
+pub fn real_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer; CLOCK_REALTIME always exists.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// Moves the calling THREAD into the named network namespace (sockets it creates afterwards
 /// live there; other threads are unaffected).
 pub fn enter_netns(name: &str) -> io::Result<()> {
@@ -59,8 +70,9 @@ pub fn precise_timing() {
     }
 }
 
-/// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) or until one of `fds` is readable.
-pub fn poll_until(fds: &mut [libc::pollfd], deadline_ns: Option<u64>) -> io::Result<()> {
+/// Sleeps until `deadline_ns` (CLOCK_MONOTONIC) or until one of `fds` is readable. Returns the
+/// number of readable descriptors (0: the deadline passed).
+pub fn poll_until(fds: &mut [libc::pollfd], deadline_ns: Option<u64>) -> io::Result<usize> {
     let ts;
     let tsp = match deadline_ns {
         Some(d) => {
@@ -90,8 +102,10 @@ pub fn poll_until(fds: &mut [libc::pollfd], deadline_ns: Option<u64>) -> io::Res
         if e.kind() != io::ErrorKind::Interrupted {
             return Err(ctx("ppoll")(e));
         }
+        // Interrupted: the caller looks again, as after a readable descriptor.
+        return Ok(1);
     }
-    Ok(())
+    Ok(r as usize)
 }
 
 fn ifindex(ifname: &str) -> io::Result<libc::c_int> {
@@ -156,6 +170,16 @@ impl PacketSocket {
             &buf,
             "SO_SNDBUFFORCE",
         )?;
+        // The kernel's receive time of each frame: the link model takes a frame in when it
+        // arrived, not when the thread woke up to read it (on a virtual machine an idle vCPU
+        // takes hundreds of microseconds to wake).
+        setsockopt(
+            raw,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            &one,
+            "SO_TIMESTAMPNS",
+        )?;
         // SAFETY: sockaddr_ll is plain data; zeroed is a valid starting value.
         let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
         sll.sll_family = libc::AF_PACKET as u16;
@@ -179,17 +203,22 @@ impl PacketSocket {
         self.fd.as_raw_fd()
     }
 
-    /// One frame into `buf`, or `None` when nothing is waiting.
-    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<usize>> {
-        // SAFETY: buf is valid for buf.len() bytes.
-        let n = unsafe {
-            libc::recv(
-                self.raw(),
-                buf.as_mut_ptr() as *mut libc::c_void,
-                buf.len(),
-                libc::MSG_TRUNC,
-            )
+    /// One frame into `buf` with the kernel's receive time (CLOCK_REALTIME ns, when the kernel
+    /// gave one), or `None` when nothing is waiting.
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<(usize, Option<u64>)>> {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+            iov_len: buf.len(),
         };
+        let mut control = [0u64; 8];
+        // SAFETY: msghdr is plain data; the pointers set below outlive the call.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+        msg.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: msg points at live buffers of the lengths it states.
+        let n = unsafe { libc::recvmsg(self.raw(), &mut msg, libc::MSG_TRUNC) };
         if n < 0 {
             let e = io::Error::last_os_error();
             return match e.kind() {
@@ -197,7 +226,20 @@ impl PacketSocket {
                 _ => Err(ctx("recv on packet socket")(e)),
             };
         }
-        Ok(Some(n as usize))
+        let mut stamp = None;
+        // SAFETY: the CMSG macros walk the control buffer the kernel filled, within
+        // msg_controllen.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        Ok(Some((n as usize, stamp)))
     }
 
     /// Sends one frame; a full device queue is reported as `false` (the frame is lost, as on a
