@@ -13,6 +13,10 @@ from . import runner
 from .errors import ScenarioError
 from .kernel import emu, kernel_runs, kernel_summary
 
+# Options `kernel` and `realrun` share.
+_EmuSeed = Annotated[int, typer.Option("--seed", min=0, help="Seed of the emulator's loss draws.")]
+_JsonRuns = Annotated[bool, typer.Option("--json", help="One JSON object: runs and summary.")]
+
 emu_app = typer.Typer(
     help="The link emulator: a scenario's paths as network namespaces (docs/emulator.md).",
     no_args_is_help=True,
@@ -97,12 +101,8 @@ def kernel_command(
     reps: Annotated[
         int, typer.Option("--reps", min=1, help="Downloads (fresh connection each).")
     ] = 5,
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Seed of the emulator's loss draws.")
-    ] = 1,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON object: runs and summary.")
-    ] = False,
+    seed: _EmuSeed = 1,
+    as_json: _JsonRuns = False,
 ) -> None:
     """Run SCENARIO's workload over real Linux TCP/MPTCP on the emulated paths."""
     from .cli import _console, _print_json, _show_compare
@@ -251,12 +251,8 @@ def realrun_command(
             "shared subflows, warmed by one unmeasured download.",
         ),
     ] = False,
-    seed: Annotated[
-        int, typer.Option("--seed", min=0, help="Seed of the emulator's loss draws.")
-    ] = 1,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="One JSON object: runs and summary.")
-    ] = False,
+    seed: _EmuSeed = 1,
+    as_json: _JsonRuns = False,
 ) -> None:
     """The workload through the real proxy (SOCKS5, kernel TCP subflows) on the emulator (root)."""
     from .cli import _console, _print_json, _show_compare

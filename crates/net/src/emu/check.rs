@@ -94,39 +94,6 @@ fn udp_in(ns: &str, addr: String, port: u16) -> io::Result<UdpSocket> {
     })
 }
 
-/// One datagram and its kernel receive time (CLOCK_REALTIME ns).
-fn recv_stamped(fd: i32, buf: &mut [u8]) -> io::Result<(usize, u64)> {
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-        iov_len: buf.len(),
-    };
-    let mut control = [0u64; 16];
-    // SAFETY: msghdr is plain data; the pointers set below outlive the call.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-    msg.msg_controllen = std::mem::size_of_val(&control);
-    // SAFETY: msg describes valid buffers.
-    let n = unsafe { libc::recvmsg(fd, &mut msg, 0) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let mut stamp = real_ns();
-    // SAFETY: walking the control messages the kernel wrote into `control`.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(&msg);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-            }
-            c = libc::CMSG_NXTHDR(&msg, c);
-        }
-    }
-    Ok((n as usize, stamp))
-}
-
 /// Arrivals: (sequence number, send time, receive time), all CLOCK_REALTIME ns.
 fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)>> {
     sys::precise_timing();
@@ -143,8 +110,9 @@ fn receive_all(sock: UdpSocket, until_ns: u64) -> io::Result<Vec<(u32, u64, u64)
     let mut buf = [0u8; 2048];
     let mut got = Vec::new();
     while mono_ns() < until_ns {
-        match recv_stamped(fd, &mut buf) {
-            Ok((n, now)) if n >= 12 => {
+        match sys::recv_stamped(fd, &mut buf, 0) {
+            Ok((n, stamp)) if n >= 12 => {
+                let now = stamp.unwrap_or_else(real_ns);
                 let seq = u32::from_be_bytes(buf[..4].try_into().unwrap());
                 let sent = u64::from_be_bytes(buf[4..12].try_into().unwrap());
                 got.push((seq, sent, now));

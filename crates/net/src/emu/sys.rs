@@ -23,27 +23,63 @@ fn check(ret: libc::c_int, what: impl std::fmt::Display) -> io::Result<libc::c_i
     }
 }
 
-/// CLOCK_MONOTONIC in nanoseconds: the one clock every namespace and thread shares, so that a
-/// timestamp taken in the server namespace can be compared with one taken in the client's.
-pub fn mono_ns() -> u64 {
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
-    // SAFETY: ts is a valid out-pointer; CLOCK_MONOTONIC always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    // SAFETY: ts is a valid out-pointer; callers pass clocks that always exist.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the one clock every namespace and thread shares, so that a
+/// timestamp taken in the server namespace can be compared with one taken in the client's.
+pub fn mono_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// CLOCK_REALTIME in nanoseconds: the clock of the kernel's receive timestamps (SO_TIMESTAMPNS).
 pub fn real_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
+    clock_ns(libc::CLOCK_REALTIME)
+}
+
+/// One `recvmsg` into `buf` with `flags`: the length and the kernel's receive time
+/// (CLOCK_REALTIME ns) when the socket has SO_TIMESTAMPNS on. Errors are the raw OS errors.
+pub fn recv_stamped(
+    fd: RawFd,
+    buf: &mut [u8],
+    flags: libc::c_int,
+) -> io::Result<(usize, Option<u64>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr() as *mut libc::c_void,
+        iov_len: buf.len(),
     };
-    // SAFETY: ts is a valid out-pointer; CLOCK_REALTIME always exists.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    let mut control = [0u64; 16];
+    // SAFETY: msghdr is plain data; the pointers set below outlive the call.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: msg points at live buffers of the lengths it states.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, flags) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the CMSG macros walk the control buffer the kernel filled, within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
 }
 
 /// Moves the calling THREAD into the named network namespace (sockets it creates afterwards
@@ -206,40 +242,13 @@ impl PacketSocket {
     /// One frame into `buf` with the kernel's receive time (CLOCK_REALTIME ns, when the kernel
     /// gave one), or `None` when nothing is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<(usize, Option<u64>)>> {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr() as *mut libc::c_void,
-            iov_len: buf.len(),
-        };
-        let mut control = [0u64; 8];
-        // SAFETY: msghdr is plain data; the pointers set below outlive the call.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr() as *mut libc::c_void;
-        msg.msg_controllen = std::mem::size_of_val(&control) as _;
-        // SAFETY: msg points at live buffers of the lengths it states.
-        let n = unsafe { libc::recvmsg(self.raw(), &mut msg, libc::MSG_TRUNC) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
+        match recv_stamped(self.raw(), buf, libc::MSG_TRUNC) {
+            Ok(got) => Ok(Some(got)),
+            Err(e) => match e.kind() {
                 io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
                 _ => Err(ctx("recv on packet socket")(e)),
-            };
+            },
         }
-        let mut stamp = None;
-        // SAFETY: the CMSG macros walk the control buffer the kernel filled, within
-        // msg_controllen.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
-                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                    stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-                }
-                c = libc::CMSG_NXTHDR(&msg, c);
-            }
-        }
-        Ok(Some((n as usize, stamp)))
     }
 
     /// Sends one frame; a full device queue is reported as `false` (the frame is lost, as on a
