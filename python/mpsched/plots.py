@@ -258,10 +258,11 @@ def reduction_heatmap(
     metric: str = "download_time_s",
     facet: str | None = None,
     title: str | None = None,
+    fmt: str = "{:.0f}",
 ) -> Figure:
     """Heat map of the median `metric` reduction (%) of `scheduler` against `baseline` over
     axes `x` and `y`; one panel per value of `facet` (Guo et al., MobiCom 2017, Fig. 13: WiFi x
-    LTE bandwidth, one panel per file size)."""
+    LTE bandwidth, one panel per file size). `fmt` formats the number written in each cell."""
     facets = sorted(df[facet].dropna().unique()) if facet else [None]
     fig, axes = plt.subplots(1, len(facets), figsize=(4.6 * len(facets) + 0.8, 4.2), squeeze=False)
     fig.set_layout_engine("constrained")
@@ -291,7 +292,7 @@ def reduction_heatmap(
         ax.set_ylabel(y)
         for (i, j), v in np.ndenumerate(values):
             if np.isfinite(v):
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", fontsize=8)
+                ax.text(j, i, fmt.format(v), ha="center", va="center", fontsize=8)
         if facet is not None:
             ax.set_title(f"{facet} = {format_axis_value(facet, fval)}")
     if image is not None:
