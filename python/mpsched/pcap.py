@@ -121,7 +121,7 @@ def _records(events: Any, result: dict) -> Iterable[tuple[float, bytes, int]]:
     scenario = result.get("scenario", {})
     paths = scenario.get("paths", [])
     mss = int(scenario.get("transport", {}).get("mss", 1448))
-    rwnd = int(scenario.get("transport", {}).get("recv_buffer_bytes", 1 << 20))
+    rwnd = int(scenario.get("transport", {}).get("recv_buffer_bytes") or 1 << 20)
     reverse_delay = [float(p.get("reverse", {}).get("delay_s", 0.0)) for p in paths]
     times = events["time_s"].tolist()
     sides = events["side"].tolist()

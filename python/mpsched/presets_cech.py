@@ -561,15 +561,22 @@ def linux_rto(trace: Any, path: str, until_s: float) -> tuple[float, float]:
     trace: RFC 6298 §2 smoothing (alpha 1/8, beta 1/4) with Linux's floor on the variance term
     (`tcp_rtt_estimator` keeps rttvar at least `tcp_rto_min`, `__tcp_set_rto`: RTO = sRTT +
     rttvar, net/ipv4/tcp_input.c): RTO = sRTT + max(4 RTTVAR, 200 ms). Returns (RTO, time of
-    that last ACK). A sample is an ACK whose data-ACK ends a segment sent once on `path`."""
+    that last ACK). A sample is an ACK that advances the cumulative data-ACK on `path`, timed
+    from the first segment it newly covers: the ACK echoes that segment's TSval (RFC 7323
+    §4.3), which is also the earliest send time Linux takes (`first_ackt` in
+    `tcp_clean_rtx_queue`) when a delayed ACK covers two segments."""
     ev = trace.events
     ev = ev[(ev["side"] == "sender") & (ev["path_name"] == path) & (ev["time_s"] < until_s)]
     sends = ev[ev["kind"] == "send"]
-    sent_at = dict(zip((sends["dsn"] + sends["len"]).tolist(), sends["time_s"].tolist()))
+    sent_at = dict(zip(sends["dsn"].tolist(), sends["time_s"].tolist()))
     acks = ev[ev["kind"] == "ack"]
     srtt = rttvar = math.nan
+    acked = int(sends["dsn"].min()) if len(sends) else 0
     for t, dsn in zip(acks["time_s"].tolist(), acks["dsn"].tolist()):
-        sent = sent_at.pop(dsn, None)
+        if dsn <= acked:
+            continue
+        sent = sent_at.get(acked)
+        acked = dsn
         if sent is None:
             continue
         r = t - sent

@@ -134,8 +134,9 @@ _TRANSPORT_DEFAULTS = {
     "init_cwnd": 10,
     # Per-subflow cap (Linux tcp_wmem[2]); buffers autotune up to it.
     "send_buffer_bytes": 4 << 20,
-    # Linux tcp_rmem[2] (fixed; the engine's autotuning is not on by default yet).
-    "recv_buffer_bytes": 6 << 20,
+    # None: autotuned as Linux's, 128 KiB (tcp_rmem[1]) up to 6 MiB (tcp_rmem[2]); a size:
+    # a fixed buffer, all of it offered as window (an application's SO_RCVBUF).
+    "recv_buffer_bytes": None,
     "delayed_ack": True,
     "min_rto_s": 0.2,
     "slow_start_after_idle": True,
@@ -752,7 +753,7 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     mss = transport["mss"] or 1420
     for key in ("send_buffer", "recv_buffer"):
         size = transport[f"{key}_bytes"]
-        if size < mss:
+        if size is not None and size < mss:
             raise ctx.error(
                 f"{t}.{key}",
                 f"{units.format_size(size)} is "

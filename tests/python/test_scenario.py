@@ -60,7 +60,7 @@ WIFI_LTE_RESOLVED = {
         "mss": 0,
         "init_cwnd": 10,
         "send_buffer_bytes": 4194304,
-        "recv_buffer_bytes": 6291456,
+        "recv_buffer_bytes": None,  # autotuned as Linux, up to tcp_rmem[2] = 6 MiB
         "delayed_ack": True,
         "min_rto_s": 0.2,
         "slow_start_after_idle": True,

@@ -28,6 +28,10 @@ pub struct DataSegment {
     pub dsn: u64,
     /// Sender timestamp (sender clock, ns), echoed by the receiver (RFC 7323 TSval).
     pub ts_val: u64,
+    /// RFC 7323 TSecr: the `ts_val` of the latest ACK the sender had on this subflow (receiver
+    /// clock, ns; 0 before any). The receiver measures its RTT from it
+    /// (`tcp_rcv_rtt_measure_ts`).
+    pub ts_ecr: u64,
     /// Set when this is a retransmission on the same subflow (for traces; the receiver ignores it).
     pub retransmit: bool,
 }
@@ -63,6 +67,8 @@ pub struct Ack {
     pub rwnd: u64,
     /// RFC 7323 TSecr: the TSval this ACK echoes (sender clock).
     pub ts_ecr: u64,
+    /// RFC 7323 TSval of this ACK: when the receiver sent it (receiver clock, ns).
+    pub ts_val: u64,
     /// One-way-delay echo for the segment that triggered this ACK. Guo et al., MobiCom 2017, §5: the receiver
     /// records the reception time and sends it back with the sequence number.
     pub owd_echo: Option<OwdEcho>,

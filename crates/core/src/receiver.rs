@@ -14,7 +14,15 @@ use crate::time::Time;
 pub struct ReceiverConfig {
     pub npaths: usize,
     pub mss: u32,
+    /// The MSS option this receiver announced (`tp->advmss`): the TCP MSS, 1,448 bytes on a
+    /// 1,500-byte MTU, even where MPTCP's DSS option leaves `mss` = 1,420 bytes of payload.
+    pub advmss: u32,
+    /// The receive buffer: fixed at this size, or with `autotune` Linux's `tcp_rmem[2]`, the
+    /// most the buffer grows to from `tcp_rmem[1]`.
     pub recv_buffer: u64,
+    /// Linux's receive-buffer autotuning (`tcp_moderate_rcvbuf`), as when the application
+    /// does not set SO_RCVBUF.
+    pub autotune: bool,
     pub delayed_ack: bool,
 }
 
@@ -52,9 +60,11 @@ impl ReceiverConnection {
                     r
                 })
                 .collect(),
-            // A fixed buffer: `RecvBuffer::autotuned` (Linux DRS) is not the default yet, its
-            // window jumps without Linux's rcv_ssthresh growth (`tcp_grow_window`).
-            meta: RecvBuffer::new(cfg.recv_buffer),
+            meta: if cfg.autotune {
+                RecvBuffer::autotuned(cfg.advmss, cfg.recv_buffer)
+            } else {
+                RecvBuffer::new(cfg.recv_buffer)
+            },
             events: VecDeque::new(),
             ack_turn: 0,
             policy: Box::new(DefaultAcking),
@@ -103,6 +113,9 @@ impl ReceiverConnection {
         // buffer discards it either way, but the subflow must re-ACK it.
         let verdict = sf.on_segment(now, seg);
         let d = if verdict == SegmentVerdict::New {
+            let rtt = self.subflows.iter().filter_map(|s| s.rcv_rtt()).max();
+            self.meta.set_rcv_rtt(rtt.map_or(0, |r| r.0));
+            let sf = &mut self.subflows[seg.path as usize];
             let d = self.meta.on_data(now, seg.dsn, seg.len);
             sf.grow_window(seg.len, self.meta.window_room());
             d
@@ -128,7 +141,7 @@ impl ReceiverConnection {
     }
 
     /// The next ACK due on any subflow.
-    pub fn poll_transmit(&mut self, _now: Time) -> Option<Ack> {
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Ack> {
         let n = self.subflows.len();
         for k in 0..n {
             let p = (self.ack_turn + k) % n;
@@ -136,7 +149,7 @@ impl ReceiverConnection {
                 self.ack_turn = (p + 1) % n;
                 let data_ack = self.meta.data_ack();
                 let rwnd = self.subflows[p].offered_window(self.meta.rwnd());
-                return Some(self.subflows[p].build_ack(data_ack, rwnd));
+                return Some(self.subflows[p].build_ack(now, data_ack, rwnd));
             }
         }
         None
@@ -163,7 +176,9 @@ mod tests {
         ReceiverConnection::new(&ReceiverConfig {
             npaths,
             mss: MSS,
+            advmss: MSS,
             recv_buffer,
+            autotune: false,
             delayed_ack: false,
         })
     }
@@ -176,6 +191,7 @@ mod tests {
             len: MSS,
             dsn: dsn * MSS as u64,
             ts_val: 1 + seq,
+            ts_ecr: 0,
             retransmit: false,
         }
     }

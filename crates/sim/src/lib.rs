@@ -334,7 +334,7 @@ pub(crate) fn endpoints(
             // The peer's first window: Linux's initial rcv_ssthresh, which the receiver
             // then opens segment by segment (`tcp_grow_window`).
             initial_rwnd: mpsched_core::meta::recv::RecvBuffer::first_offer(
-                t.recv_buffer_bytes,
+                t.recv_buffer_bytes.unwrap_or(scenario::DEFAULT_RECV_BUFFER),
                 mss,
             ),
             min_rto: Duration::from_secs_f64(t.min_rto_s),
@@ -347,7 +347,13 @@ pub(crate) fn endpoints(
     let receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss,
-        recv_buffer: t.recv_buffer_bytes,
+        advmss: if mss == scenario::MSS_MPTCP {
+            scenario::MSS_TCP
+        } else {
+            mss
+        },
+        recv_buffer: t.recv_buffer_bytes.unwrap_or(scenario::DEFAULT_RECV_BUFFER),
+        autotune: t.recv_buffer_bytes.is_none(),
         delayed_ack: t.delayed_ack,
     });
     (sender, receiver)

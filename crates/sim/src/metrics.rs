@@ -101,6 +101,7 @@ mod tests {
             len,
             dsn,
             ts_val: 1,
+            ts_ecr: 0,
             retransmit: false,
         });
     }

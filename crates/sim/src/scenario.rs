@@ -205,6 +205,9 @@ fn yes() -> bool {
     true
 }
 
+/// Linux `tcp_rmem[2]`: the most an autotuned receive buffer grows to.
+pub const DEFAULT_RECV_BUFFER: u64 = 6 << 20;
+
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct Transport {
@@ -216,9 +219,11 @@ pub struct Transport {
     /// Largest send buffer of a subflow (Linux `tcp_wmem[2]`, 4 MiB by default); buffers
     /// start at `tcp_sndbuf_expand`'s size and grow with the congestion window.
     pub send_buffer_bytes: u64,
-    /// The connection-level receive buffer, all of it offered as window (6 MiB by default,
-    /// Linux's `tcp_rmem[2]`; Linux's autotuning, `RecvBuffer::autotuned`, is not on yet).
-    pub recv_buffer_bytes: u64,
+    /// The connection-level receive buffer. `None` (the default): autotuned as Linux's
+    /// (`tcp_rcv_space_adjust` / `mptcp_rcv_space_adjust`) from `tcp_rmem[1]` = 128 KiB up to
+    /// [`DEFAULT_RECV_BUFFER`] (`tcp_rmem[2]`). A size: fixed, all of it offered as window,
+    /// as an application's SO_RCVBUF locks it.
+    pub recv_buffer_bytes: Option<u64>,
     pub delayed_ack: bool,
     pub min_rto_s: f64,
     /// RFC 5681 §4.1 restart window after an idle period longer than the RTO (Linux's
@@ -281,7 +286,7 @@ impl Default for Transport {
             mss: MSS_BY_SCHEDULER,
             init_cwnd: 10,
             send_buffer_bytes: 4 << 20,
-            recv_buffer_bytes: 6 << 20,
+            recv_buffer_bytes: None,
             delayed_ack: true,
             min_rto_s: 0.2,
             slow_start_after_idle: true,

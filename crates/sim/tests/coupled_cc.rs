@@ -186,7 +186,9 @@ fn conn(npaths: usize, cc: CcKind) -> Conn {
         rx: ReceiverConnection::new(&ReceiverConfig {
             npaths,
             mss: MSS,
+            advmss: MSS,
             recv_buffer: 16 << 20,
+            autotune: false,
             delayed_ack: true,
         }),
         delivered: 0,

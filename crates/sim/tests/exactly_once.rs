@@ -105,7 +105,7 @@ fn transport() -> impl Strategy<Value = Transport> {
             cc: cc.into(),
             mss,
             init_cwnd,
-            recv_buffer_bytes: recv.max(2 * mss as u64),
+            recv_buffer_bytes: Some(recv.max(2 * mss as u64)),
             delayed_ack,
             ..Transport::default()
         })

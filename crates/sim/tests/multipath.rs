@@ -258,7 +258,7 @@ fn small_receive_buffer_minrtt_falls_below_fast_path_and_penalization_recovers()
         ],
         bulk(30.0),
     );
-    sc.transport.recv_buffer_bytes = buf;
+    sc.transport.recv_buffer_bytes = Some(buf);
     let goodput = |s: &str| f(&run(&sc, s), "goodput_bps");
     let fast = goodput("single:fast");
     let plain = goodput("minrtt:noor");

@@ -18,7 +18,7 @@ fn two_paths(rate_bps: f64, rtt_f: f64, rtt_s: f64, queue_s: f64, rbuf: u64) -> 
         ],
         workload: Workload::Bulk { duration_s: 8.0 },
         transport: Transport {
-            recv_buffer_bytes: rbuf,
+            recv_buffer_bytes: Some(rbuf),
             send_buffer_bytes: 64 << 20,
             ..Transport::default()
         },

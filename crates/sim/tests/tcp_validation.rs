@@ -433,7 +433,7 @@ fn cubic_regains_window_faster_than_reno_on_long_fat_path() {
             duration,
         );
         sc.transport.send_buffer_bytes = 64 << 20;
-        sc.transport.recv_buffer_bytes = 64 << 20;
+        sc.transport.recv_buffer_bytes = Some(64 << 20);
         // The growth after a loss-driven reduction is the subject: slow start without HyStart
         // overflows the buffer (with Linux's classic HyStart it leaves slow start before any
         // loss here and the window never comes down in 20 s).
@@ -533,7 +533,7 @@ fn receive_window_limits_rate_to_rwnd_per_rtt() {
             one_path("cubic", Some(100e6), 0.040, QueueSpec::Time(0.040), 0.0),
             20.0,
         );
-        sc.transport.recv_buffer_bytes = rwnd as u64;
+        sc.transport.recv_buffer_bytes = Some(rwnd as u64);
         sc.transport.delayed_ack = delayed_ack;
         // From 2 s on: the first round trips are slow start.
         let x = delivered_between(&sc, 2.0, 20.0, 1) * 8.0 / 18.0;

@@ -7,16 +7,15 @@
 //! (`tcp_select_window`, MPTCP's `mptcp_select_window`) keeps the offered edge when out-of-order
 //! data fills the space it offered.
 //!
-//! The buffer is autotuned as Linux does for an MPTCP socket (`mptcp_rcv_space_adjust`,
-//! net/mptcp/protocol.c, the same dynamic right-sizing as `tcp_rcv_space_adjust`,
-//! net/ipv4/tcp_input.c): it starts at `tcp_rmem[1]` = 131,072 bytes and, once per receiver
-//! RTT estimate, grows to twice a window of `2·copied + 16·MSS` plus twice the growth over the
-//! previous RTT, where `copied` is what the application read in that RTT; capped by
-//! `tcp_rmem[2]` (the configured buffer). The window is half the buffer
-//! (`tcp_win_from_space` with the default scaling ratio of 50%, `TCP_DEFAULT_SCALING_RATIO`).
-//! The receiver RTT is `tcp_rcv_rtt_measure`'s: the time to receive one advertised window,
-//! minimum-filtered (Linux prefers the timestamp variant, `tcp_rcv_rtt_measure_ts`; our data
-//! segments carry no timestamp echo). Per-packet
+//! The buffer is autotuned as Linux 6.18 does for an MPTCP socket (`mptcp_rcv_space_adjust` and
+//! `mptcp_rcvbuf_grow`, net/mptcp/protocol.c, after "tcp: fix too slow tcp_rcvbuf_grow()
+//! action"; the same dynamic right-sizing as `tcp_rcvbuf_grow`, net/ipv4/tcp_input.c): it
+//! starts at `tcp_rmem[1]` = 131,072 bytes and, once per receiver RTT estimate in which the
+//! application read more than in the RTT before, grows to the space of a window of
+//! `2·copied` plus twice the growth over the previous RTT plus the span of the out-of-order
+//! queue (which also grows it on insertion, `mptcp_data_queue_ofo`); capped by `tcp_rmem[2]`
+//! (the configured buffer). The receiver RTT is the largest of the subflows'
+//! `tcp_rcv_rtt_measure_ts` estimates. Per-packet
 //! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
 
@@ -28,10 +27,9 @@ use crate::time::Time;
 /// Linux `tcp_rmem[1]`: the receive buffer a connection starts with.
 pub const TCP_RMEM_DEFAULT: u64 = 131_072;
 
-/// Dynamic right-sizing state (`tp->rcvq_space`, `tp->rcv_rtt_est`).
+/// Dynamic right-sizing state (`msk->rcvq_space`; for one subflow, `tp->rcvq_space`).
 #[derive(Debug, Clone, Copy)]
 struct Drs {
-    mss: u64,
     /// `tcp_rmem[2]`.
     max: u64,
     /// Bytes the application read in the last measured RTT.
@@ -39,10 +37,9 @@ struct Drs {
     /// Data-ACK and time at the start of the current measurement.
     seq: u64,
     time: Option<Time>,
-    /// Receiver RTT estimate (ns), and the window edge / time its current sample started.
-    rtt: Option<u64>,
-    rtt_seq: u64,
-    rtt_time: Option<Time>,
+    /// The receiver's RTT (ns): the largest of its subflows' estimates
+    /// ([`RecvBuffer::set_rcv_rtt`]); 0 until one has a sample.
+    rtt: u64,
 }
 
 #[derive(Debug)]
@@ -76,6 +73,18 @@ pub struct Delivery {
     pub duplicate: bool,
 }
 
+/// `tp->scaling_ratio` (of 256) once data has arrived: payload / truesize of the received skbs
+/// (`tcp_measure_rcv_mss`, Linux 6.7+). Measured on Linux 6.18 behind the mpsched emulator: an
+/// MPTCP subflow's `rcv_ssthresh` stops growing at 78,971 bytes while `sk_rcvbuf` is 131,072
+/// (`ss -tmi` every ~5 ms in the client namespace), i.e. `tcp_space` = 0.6025 of the buffer.
+pub const SCALING_RATIO: u64 = 154;
+
+/// `msk->scaling_ratio`, which turns a window into buffer space when the MPTCP socket grows
+/// (`tcp_space_from_win`). Fitted to Linux 6.18 behind the mpsched emulator: `rcv_space`
+/// 14,480 → 28,400 → 55,992 gave `sk_rcvbuf` 270,684 and 537,401, i.e. 157/256 at both steps
+/// under the formula above.
+pub const MSK_SCALING_RATIO: u64 = 157;
+
 impl RecvBuffer {
     /// A buffer of fixed size `capacity`, all of it offered as window.
     pub fn new(capacity: u64) -> Self {
@@ -94,21 +103,21 @@ impl RecvBuffer {
         }
     }
 
-    /// A buffer autotuned as Linux's from `tcp_rmem[1]` up to `max` (`tcp_rmem[2]`).
-    pub fn autotuned(mss: u32, max: u64) -> Self {
+    /// A buffer autotuned as Linux's from `tcp_rmem[1]` up to `max` (`tcp_rmem[2]`), for a
+    /// connection whose peer announced `advmss` (the TCP MSS option: 1,448 bytes on a 1,500-byte
+    /// MTU, for MPTCP too).
+    pub fn autotuned(advmss: u32, max: u64) -> Self {
         let start = TCP_RMEM_DEFAULT.min(max);
         let mut b = RecvBuffer::new(start);
-        let mss = u64::from(mss);
+        let advmss = u64::from(advmss);
         b.drs = Some(Drs {
-            mss,
             max,
-            // `mptcp_rcv_space_init`: min(rcv_wnd, TCP_INIT_CWND · advmss).
-            space: (10 * mss).min(start / 2),
+            // `mptcp_rcv_space_init`: min(rcv_wnd, TCP_INIT_CWND · advmss) (14,480 bytes read
+            // back from `ss` on Linux 6.18).
+            space: (10 * advmss).min(start / 2),
             seq: 0,
             time: None,
-            rtt: None,
-            rtt_seq: 0,
-            rtt_time: None,
+            rtt: 0,
         });
         b.right_edge = b.window_space();
         b
@@ -129,10 +138,11 @@ impl RecvBuffer {
         w.saturating_sub(mss).max(2 * mss).min(max)
     }
 
-    /// `tcp_win_from_space`: all of a fixed buffer, half of an autotuned one.
+    /// `tcp_win_from_space`: all of a fixed buffer; of an autotuned one, the share Linux's
+    /// `scaling_ratio` gives ([`SCALING_RATIO`]).
     fn window_space(&self) -> u64 {
         if self.drs.is_some() {
-            self.capacity / 2
+            self.capacity * SCALING_RATIO / 256
         } else {
             self.capacity
         }
@@ -143,52 +153,56 @@ impl RecvBuffer {
         self.capacity
     }
 
-    /// `tcp_rcv_rtt_measure` and `tcp_rcv_space_adjust` after in-order data reached the
-    /// application at `now`.
-    fn adjust_space(&mut self, now: Time) {
-        let rwnd = self.rwnd();
-        let Some(d) = self.drs.as_mut() else { return };
-        // Receiver RTT: the time one advertised window takes to arrive, minimum-filtered.
-        if let Some(t) = d.rtt_time {
-            if self.rcv_nxt < d.rtt_seq {
-                return self.space_adjust(now);
-            }
-            let sample = now.saturating_since(t).0;
-            if sample > 0 && d.rtt.is_none_or(|r| sample < r) {
-                d.rtt = Some(sample);
-            }
+    /// The receiver's RTT now: `mptcp_rcv_space_adjust` (net/mptcp/protocol.c) takes the
+    /// largest `rcv_rtt_est` of the subflows; a single-path connection has its own.
+    pub fn set_rcv_rtt(&mut self, rtt_ns: u64) {
+        if let Some(d) = self.drs.as_mut() {
+            d.rtt = rtt_ns;
         }
-        d.rtt_seq = self.rcv_nxt + rwnd;
-        d.rtt_time = Some(now);
-        self.space_adjust(now);
     }
 
-    fn space_adjust(&mut self, now: Time) {
+    /// `mptcp_rcv_space_adjust` / `tcp_rcv_space_adjust` after in-order data up to
+    /// `self.rcv_nxt` (from `before`) reached the application at `now`: once per receiver RTT,
+    /// if more was read than in the RTT before, the buffer grows to what a sender in slow
+    /// start needs next.
+    fn space_adjust(&mut self, now: Time, before: u64) {
         let Some(d) = self.drs.as_mut() else { return };
         let Some(start) = d.time else {
+            // `mptcp_rcv_space_init` on the first read; that read already counts.
             d.time = Some(now);
-            d.seq = self.rcv_nxt;
+            d.seq = before;
             return;
         };
-        let Some(rtt) = d.rtt else { return };
-        if now.saturating_since(start).0 < rtt {
+        if d.rtt == 0 || now.saturating_since(start).0 < d.rtt {
             return;
         }
         let copied = self.rcv_nxt - d.seq;
         if copied > d.space {
-            // Twice what was read (losses) plus a cushion, plus twice the growth over the last
-            // RTT (a sender in slow start doubles per RTT).
-            let mut rcvwin = 2 * copied + 16 * d.mss;
-            let grow = rcvwin as u128 * u128::from(copied - d.space) / u128::from(d.space.max(1));
-            rcvwin = rcvwin.saturating_add(2 * grow.min(u128::from(u64::MAX / 4)) as u64);
-            let rcvbuf = rcvwin.saturating_mul(2).min(d.max);
-            if rcvbuf > self.capacity {
-                self.capacity = rcvbuf;
-            }
-            d.space = copied;
+            self.rcvbuf_grow(copied);
         }
+        let d = self.drs.as_mut().expect("checked");
         d.seq = self.rcv_nxt;
         d.time = Some(now);
+    }
+
+    /// `mptcp_rcvbuf_grow(sk, newval)` (Linux 6.18): the window of twice `newval` (DRS is one
+    /// RTT late) plus twice its growth over the last measurement (a sender in slow start
+    /// doubles per RTT) plus the out-of-order span, as buffer space; it never shrinks.
+    fn rcvbuf_grow(&mut self, newval: u64) {
+        let ofo_span = self
+            .ofo
+            .last_key_value()
+            .map_or(0, |(_, &(end, _))| end - self.rcv_nxt);
+        let Some(d) = self.drs.as_mut() else { return };
+        let oldval = d.space.max(1);
+        d.space = newval;
+        let mut rcvwin = u128::from(newval) * 2;
+        rcvwin += 2 * (rcvwin * u128::from(newval.saturating_sub(oldval)) / u128::from(oldval));
+        rcvwin += u128::from(ofo_span);
+        let rcvbuf = (rcvwin * 256 / u128::from(MSK_SCALING_RATIO)).min(u128::from(d.max)) as u64;
+        if rcvbuf > self.capacity {
+            self.capacity = rcvbuf;
+        }
     }
 
     pub fn data_ack(&self) -> u64 {
@@ -256,6 +270,10 @@ impl RecvBuffer {
             self.ofo.insert(dsn, (end, now));
             self.ofo_bytes += len as u64;
             self.ofo_max = self.ofo_max.max(self.ofo_bytes);
+            // `mptcp_data_queue_ofo`: the buffer follows the out-of-order span at once.
+            if let Some(space) = self.drs.map(|d| d.space) {
+                self.rcvbuf_grow(space);
+            }
             self.offer_window();
             return Delivery {
                 bytes: 0,
@@ -275,7 +293,7 @@ impl RecvBuffer {
             self.rcv_nxt = self.rcv_nxt.max(e);
             self.ooo_delay.record(now.saturating_since(arrived).0);
         }
-        self.adjust_space(now);
+        self.space_adjust(now, before);
         self.offer_window();
         Delivery {
             bytes: self.rcv_nxt - before,
@@ -367,35 +385,60 @@ mod tests {
     }
 
     #[test]
-    fn autotuned_buffer_starts_at_tcp_rmem_default_offering_half() {
+    fn autotuned_buffer_starts_at_tcp_rmem_default_offering_its_scaling_ratio() {
         let r = RecvBuffer::autotuned(1000, 6 << 20);
         assert_eq!(r.capacity(), TCP_RMEM_DEFAULT);
-        assert_eq!(r.rwnd(), TCP_RMEM_DEFAULT / 2);
+        // 131,072 · 154/256: the 78,848 bytes at which Linux's rcv_ssthresh stopped.
+        assert_eq!(r.rwnd(), 78_848);
         assert_eq!(RecvBuffer::initial_window(6 << 20), TCP_RMEM_DEFAULT / 2);
     }
 
     #[test]
-    fn autotuned_buffer_grows_with_what_the_application_reads_per_rtt() {
-        // One segment at 1 ms starts both measurements; the RTT one ends once data reaches
-        // the right edge offered then (65 536). 65 segments at 101 ms: it does at 66 000 (RTT
-        // 100 ms), and 65 000 bytes were read in that RTT against the initial space of 10
-        // segments (`mptcp_rcv_space_init`). tcp_rcv_space_adjust: rcvwin =
-        // 2·65 000 + 16·1 000 = 146 000, grown by 2·146 000·(65 000 − 10 000)/10 000 =
-        // 1 606 000 to 1 752 000; the buffer is twice that, the window half the buffer.
+    fn autotuned_buffer_waits_for_a_receiver_rtt_sample() {
         let mut r = RecvBuffer::autotuned(1000, 6 << 20);
         let ms = 1_000_000;
         deliver(&mut r, ms, 1);
         deliver(&mut r, 101 * ms, 65);
-        assert_eq!(r.capacity(), 3_504_000);
-        assert_eq!(r.rwnd(), 1_752_000);
+        assert_eq!(r.capacity(), TCP_RMEM_DEFAULT);
+    }
+
+    #[test]
+    fn autotuned_buffer_grows_as_linux_6_18_did_behind_the_emulator() {
+        // Replays what `ss -tmi` showed of a Linux 6.18 MPTCP client (advmss 1,448, receiver
+        // RTT ~52 ms): rcv_space 14,480 -> 28,400 gave sk_rcvbuf 270,684, then 28,400 -> 55,992
+        // gave 537,401. rcvwin = 2·28,400 + 2·56,800·13,920/14,480 = 166,006 -> ·256/157.
+        let mut r = RecvBuffer::autotuned(1448, 6 << 20);
+        r.set_rcv_rtt(52_000_000);
+        let ms = 1_000_000;
+        r.on_data(Time(ms), 0, 1000);
+        r.on_data(Time(53 * ms), 1000, 27_400);
+        assert_eq!(r.capacity(), 270_684, "kernel: 270,684");
+        r.on_data(Time(106 * ms), 28_400, 55_992);
+        assert_eq!(r.capacity(), 537_401, "kernel: 537,401");
+        // The window offered is the buffer's scaling-ratio share.
+        assert_eq!(r.rwnd(), 537_401 * SCALING_RATIO / 256);
+    }
+
+    #[test]
+    fn out_of_order_data_grows_the_autotuned_buffer_by_its_span() {
+        // mptcp_data_queue_ofo -> mptcp_rcvbuf_grow(sk, space): 2·14,480 plus the span from
+        // the data-ACK to the end of the out-of-order queue (400,000 bytes).
+        let mut r = RecvBuffer::autotuned(1448, 6 << 20);
+        r.on_data(Time(0), 390_000, 10_000);
+        assert_eq!(
+            r.capacity(),
+            (2 * 14_480 + 400_000) * 256 / MSK_SCALING_RATIO
+        );
     }
 
     #[test]
     fn autotuned_buffer_is_capped_by_tcp_rmem_max() {
         let mut r = RecvBuffer::autotuned(1000, 1_000_000);
+        r.set_rcv_rtt(100_000_000);
         let ms = 1_000_000;
         deliver(&mut r, ms, 1);
-        deliver(&mut r, 101 * ms, 65);
+        deliver(&mut r, 100 * ms, 64);
+        deliver(&mut r, 101 * ms, 1);
         assert_eq!(r.capacity(), 1_000_000);
     }
 }

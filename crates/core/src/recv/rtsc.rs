@@ -230,6 +230,7 @@ mod tests {
             len: 1000,
             dsn: n * 1000,
             ts_val,
+            ts_ecr: 0,
             retransmit: false,
         }
     }

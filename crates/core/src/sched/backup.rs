@@ -135,6 +135,7 @@ mod tests {
             data_ack: 4 * MSS,
             rwnd: 1000 * MSS,
             ts_ecr: ts,
+            ts_val: 0,
             owd_echo: None,
         };
         ex.at(1_050);

@@ -747,6 +747,7 @@ mod tests {
                 data_ack: 0,
                 rwnd: 1 << 30,
                 ts_ecr: 0,
+                ts_val: 0,
                 owd_echo: None,
             };
             let mut received = Vec::new();

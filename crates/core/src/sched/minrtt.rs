@@ -201,6 +201,7 @@ pub(crate) mod exchange {
                 data_ack: data_ack_segs * MSS,
                 rwnd: rwnd_segs * MSS,
                 ts_ecr: last.ts_val,
+                ts_val: 0,
                 owd_echo: None,
             };
             self.conn.handle_input(self.now, &ack);

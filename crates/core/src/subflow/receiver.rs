@@ -41,14 +41,20 @@ pub struct SubflowReceiver {
     last_ack_sent: u64,
     /// Full-sized segments received since the last ACK.
     unacked_segments: u32,
-    /// Quick-ACK budget left (Linux quick-ACK mode at connection start).
+    /// Quick-ACK budget left (Linux quick-ACK mode at connection start), and what it was
+    /// before the latest segment.
     quickacks: u32,
+    quick_before: u32,
     /// `tp->rcv_ssthresh`: the largest window this subflow offers now, bytes; `None` until the
     /// connection sets it ([`SubflowReceiver::init_window`]), which leaves the window uncapped.
     rcv_ssthresh: Option<u64>,
     delack_deadline: Option<Time>,
     ack_now: bool,
     last_echo: Option<OwdEcho>,
+    /// `tp->rcv_rtt_est`: the receiver's RTT estimate, ns (0: no sample yet), and the TSecr
+    /// its last sample came from.
+    rcv_rtt: u64,
+    rcv_rtt_last_tsecr: u64,
     // Statistics.
     bytes_received: u64,
     segments_received: u64,
@@ -77,10 +83,13 @@ impl SubflowReceiver {
             last_ack_sent: 0,
             unacked_segments: 0,
             quickacks: QUICKACKS,
+            quick_before: QUICKACKS,
             rcv_ssthresh: None,
             delack_deadline: None,
             ack_now: false,
             last_echo: None,
+            rcv_rtt: 0,
+            rcv_rtt_last_tsecr: 0,
             bytes_received: 0,
             segments_received: 0,
             duplicate_segments: 0,
@@ -128,6 +137,37 @@ impl SubflowReceiver {
         let incr = (2 * u64::from(self.mss)).max(2 * u64::from(len));
         *t += incr.min(space - *t);
         self.ack_now = true;
+        // `icsk_ack.quick |= 1`, then the ACK sent spends one (`tcp_dec_quickack_mode`): an even
+        // budget survives a growing window, so the [`QUICKACKS`] countdown runs only once the
+        // window stops growing.
+        self.quickacks = (self.quick_before | 1) - 1;
+    }
+
+    /// The receiver's RTT estimate (`tp->rcv_rtt_est.rtt_us`), once it has a sample.
+    pub fn rcv_rtt(&self) -> Option<Duration> {
+        (self.rcv_rtt > 0).then_some(Duration(self.rcv_rtt))
+    }
+
+    /// `tcp_rcv_rtt_measure_ts` (net/ipv4/tcp_input.c): a full-sized segment echoing a TSval
+    /// not seen before gives the sample now − TSecr (the ACK it echoes was sent by this
+    /// receiver), taken at once when smaller and folded in with gain 1/8 when larger
+    /// (`tcp_rcv_rtt_update`, `win_dep` = 0).
+    fn measure_rcv_rtt(&mut self, now: Time, seg: &DataSegment) {
+        if seg.ts_ecr == 0 || seg.ts_ecr == self.rcv_rtt_last_tsecr {
+            return;
+        }
+        self.rcv_rtt_last_tsecr = seg.ts_ecr;
+        if seg.len < self.mss || now.0 <= seg.ts_ecr {
+            return;
+        }
+        // `tcp_rcv_rtt_update`: a smaller sample replaces the estimate (the queue drained), a
+        // larger one moves it by 1/8.
+        let sample = now.0 - seg.ts_ecr;
+        self.rcv_rtt = if self.rcv_rtt == 0 || sample < self.rcv_rtt {
+            sample
+        } else {
+            self.rcv_rtt - self.rcv_rtt / 8 + sample / 8
+        };
     }
 
     /// A data segment arrived at receiver-clock time `now`.
@@ -151,6 +191,7 @@ impl SubflowReceiver {
             return SegmentVerdict::Duplicate;
         }
         self.bytes_received += seg.len as u64;
+        self.measure_rcv_rtt(now, seg);
         // RFC 7323 §4.3: record TSval of a segment that covers the last ACK sent.
         if start <= self.last_ack_sent {
             self.ts_recent = seg.ts_val;
@@ -178,6 +219,7 @@ impl SubflowReceiver {
         } else {
             self.unacked_segments += 2; // a short segment (end of data) is ACKed at once
         }
+        self.quick_before = self.quickacks;
         if self.quickacks > 0 {
             self.quickacks -= 1;
             self.ack_now = true;
@@ -216,8 +258,9 @@ impl SubflowReceiver {
         }
     }
 
-    /// Build the ACK now due, with the connection-level `data_ack` and `rwnd`.
-    pub fn build_ack(&mut self, data_ack: u64, rwnd: u64) -> Ack {
+    /// Build the ACK now due (at receiver-clock time `now`), with the connection-level
+    /// `data_ack` and `rwnd`.
+    pub fn build_ack(&mut self, now: Time, data_ack: u64, rwnd: u64) -> Ack {
         let mut sack = [SackBlock::default(); 3];
         let mut n = 0;
         for start in self.recent.iter().flatten() {
@@ -245,6 +288,7 @@ impl SubflowReceiver {
             data_ack,
             rwnd,
             ts_ecr: self.ts_recent,
+            ts_val: now.0,
             owd_echo: self.last_echo.take(),
         }
     }
@@ -263,8 +307,53 @@ mod tests {
             len: MSS,
             dsn: seq,
             ts_val: 1 + seq,
+            ts_ecr: 0,
             retransmit: false,
         }
+    }
+
+    #[test]
+    fn receiver_rtt_comes_from_the_echo_of_its_own_ack() {
+        // tcp_rcv_rtt_measure_ts: the first full segment echoing an ACK sent at 10 ms arrives
+        // at 60 ms: 50 ms. A second segment with the same TSecr is no new sample; one echoing
+        // the ACK of 70 ms at 150 ms (80 ms) moves the estimate by 1/8.
+        let mut r = receiver();
+        let mut s = seg(0);
+        s.ts_ecr = 10_000_000;
+        r.on_segment(Time(60_000_000), &s);
+        assert_eq!(r.rcv_rtt(), Some(Duration(50_000_000)));
+        let mut s = seg(1000);
+        s.ts_ecr = 10_000_000;
+        r.on_segment(Time(90_000_000), &s);
+        assert_eq!(r.rcv_rtt(), Some(Duration(50_000_000)));
+        let mut s = seg(2000);
+        s.ts_ecr = 70_000_000;
+        r.on_segment(Time(150_000_000), &s);
+        assert_eq!(r.rcv_rtt(), Some(Duration(50_000_000 + 30_000_000 / 8)));
+        // A smaller sample (the queue drained) replaces the estimate at once.
+        let mut s = seg(3000);
+        s.ts_ecr = 160_000_000;
+        r.on_segment(Time(205_000_000), &s);
+        assert_eq!(r.rcv_rtt(), Some(Duration(45_000_000)));
+    }
+
+    #[test]
+    fn a_growing_window_keeps_an_even_quickack_budget() {
+        // quick = 16: |= 1 makes 17, the ACK spends one: 16 again while the window grows.
+        let mut r = SubflowReceiver::new(0, MSS, true);
+        r.init_window(4000);
+        for i in 0..3 {
+            r.on_segment(Time(i), &seg(i * 1000));
+            r.grow_window(MSS, 100_000);
+            r.build_ack(Time(i), 0, 0);
+        }
+        assert_eq!(r.quickacks, QUICKACKS);
+        // Past quick-ACK mode (0), growth forces the ACK but leaves no budget.
+        r.quickacks = 0;
+        r.on_segment(Time(9), &seg(3000));
+        r.grow_window(MSS, 100_000);
+        assert!(r.wants_ack());
+        assert_eq!(r.quickacks, 0);
     }
 
     /// A receiver past its quick-ACK phase: the delayed-ACK rules in steady state.
@@ -286,7 +375,7 @@ mod tests {
             r.grow_window(MSS, 100_000);
             assert!(r.wants_ack(), "segment {i} is ACKed at once");
             assert_eq!(r.offered_window(100_000), 4000 + 2000 * (i + 1));
-            r.build_ack(0, 0);
+            r.build_ack(Time(0), 0, 0);
         }
     }
 
@@ -313,7 +402,7 @@ mod tests {
         for i in 0..QUICKACKS as u64 {
             r.on_segment(Time(i), &seg(i * 1000));
             assert!(r.wants_ack(), "segment {i} of the quick-ACK phase waits");
-            assert_eq!(r.build_ack(0, 1 << 20).ack, (i + 1) * 1000);
+            assert_eq!(r.build_ack(Time(0), 0, 1 << 20).ack, (i + 1) * 1000);
         }
         r.on_segment(Time(99), &seg(QUICKACKS as u64 * 1000));
         assert!(!r.wants_ack(), "delayed ACK after the quick-ACK phase");
@@ -333,7 +422,7 @@ mod tests {
         r.on_segment(Time(0), &seg(0));
         r.on_segment(Time(1), &seg(1000));
         assert!(r.wants_ack());
-        let a = r.build_ack(2000, 1 << 20);
+        let a = r.build_ack(Time(0), 2000, 1 << 20);
         assert_eq!(a.ack, 2000);
         assert_eq!(a.nsack, 0);
         assert_eq!(
@@ -348,7 +437,7 @@ mod tests {
         r.on_segment(Time(0), &seg(0));
         r.handle_timeout(Time(0) + DELACK_TIMEOUT);
         assert!(r.wants_ack());
-        assert_eq!(r.build_ack(1000, 0).ack, 1000);
+        assert_eq!(r.build_ack(Time(0), 1000, 0).ack, 1000);
     }
 
     #[test]
@@ -357,7 +446,7 @@ mod tests {
         r.on_segment(Time(0), &seg(0));
         r.on_segment(Time(1), &seg(2000));
         assert!(r.wants_ack());
-        let a = r.build_ack(1000, 0);
+        let a = r.build_ack(Time(0), 1000, 0);
         assert_eq!(a.ack, 1000);
         assert_eq!(
             a.sack_blocks(),
@@ -375,7 +464,7 @@ mod tests {
         r.on_segment(Time(0), &seg(2000));
         r.on_segment(Time(1), &seg(4000));
         r.on_segment(Time(2), &seg(6000));
-        let a = r.build_ack(0, 0);
+        let a = r.build_ack(Time(0), 0, 0);
         let starts: Vec<u64> = a.sack_blocks().iter().map(|b| b.start).collect();
         assert_eq!(starts, vec![6000, 4000, 2000]);
     }
@@ -385,10 +474,10 @@ mod tests {
         let mut r = receiver();
         r.on_segment(Time(0), &seg(1000));
         r.on_segment(Time(1), &seg(2000));
-        r.build_ack(0, 0);
+        r.build_ack(Time(0), 0, 0);
         r.on_segment(Time(2), &seg(0));
         assert!(r.wants_ack());
-        let a = r.build_ack(3000, 0);
+        let a = r.build_ack(Time(0), 3000, 0);
         assert_eq!(a.ack, 3000);
         assert_eq!(a.nsack, 0);
     }

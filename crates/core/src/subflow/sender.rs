@@ -254,6 +254,8 @@ pub struct SubflowSender {
     bytes_sent: u64,
     bytes_acked: u64,
     retransmitted_segments: u64,
+    /// RFC 7323 TS.Recent of this end: the newest ACK's TSval, echoed in data as TSecr.
+    peer_ts: u64,
     retransmitted_bytes: u64,
     rto_count: u64,
     spurious_rtos: u64,
@@ -435,6 +437,7 @@ impl SubflowSender {
             bytes_sent: 0,
             bytes_acked: 0,
             retransmitted_segments: 0,
+            peer_ts: 0,
             retransmitted_bytes: 0,
             rto_count: 0,
             spurious_rtos: 0,
@@ -619,6 +622,7 @@ impl SubflowSender {
             len,
             dsn,
             ts_val: now.0,
+            ts_ecr: self.peer_ts,
             retransmit: false,
         }
     }
@@ -709,6 +713,7 @@ impl SubflowSender {
             len: s.len,
             dsn: s.dsn,
             ts_val: now.0,
+            ts_ecr: self.peer_ts,
             retransmit: true,
         };
         self.bytes_sent += len;
@@ -940,6 +945,7 @@ impl SubflowSender {
         received: &mut Vec<Received>,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        self.peer_ts = self.peer_ts.max(ack.ts_val);
         let prior_in_flight = self.in_flight;
         let cum = ack.ack.min(self.snd_nxt);
         let mut newest_rate_seg: Option<(u64, Time, bool)> = None;
@@ -1400,6 +1406,7 @@ mod tests {
             data_ack: end,
             rwnd: 1 << 30,
             ts_ecr: ms(t.saturating_sub(50)).0,
+            ts_val: 0,
             owd_echo: None,
         };
         sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new())
@@ -1425,6 +1432,7 @@ mod tests {
             data_ack: cum,
             rwnd: 1 << 30,
             ts_ecr: ms(ecr).0,
+            ts_val: 0,
             owd_echo: None,
         };
         sf.on_ack(ms(t), &ack, CoupledView::default(), &mut Vec::new())
