@@ -99,21 +99,14 @@ def ratios():
     "size",
     [
         pytest.param(256 * 1024, id="256KiB"),
-        pytest.param(
-            1 << 20,
-            id="1MiB",
-            marks=pytest.mark.skip(
-                reason="measured 2026-11-23: dems-f/minrtt 1.028 (WiFi 2500 kbit/s, LTE 3x, "
-                "270 ms), 1.027 (WiFi 5000, LTE 3x, 270 ms), 1.0203 (WiFi 7040, LTE 3x, 70 ms); "
-                "needs <= 1.02 in every cell"
-            ),
-        ),
+        pytest.param(1 << 20, id="1MiB"),
         pytest.param(
             4 << 20,
             id="4MiB",
             marks=pytest.mark.skip(
-                reason="measured 2026-11-23: dems-f/minrtt up to 1.056 (WiFi 5000 kbit/s, LTE "
-                "2x, 70 ms), 10 of 24 cells above 1.02; needs <= 1.02 in every cell"
+                reason="measured 2026-11-23 after receiver autotuning (65baf8c): dems-f/minrtt "
+                "1.056 (WiFi 2500 kbit/s, LTE 1x, 270 ms), 1.035 (2500, 3x, 70 ms), 1.028 "
+                "(7040, 2x, 70 ms), 1.025 (5000, 2x, 70 ms); needs <= 1.02 in every cell"
             ),
         ),
     ],
