@@ -109,12 +109,18 @@ impl ReceiverConnection {
             return;
         }
         let sf = &mut self.subflows[seg.path as usize];
+        let rtt_before = sf.rcv_rtt();
         // A subflow-level duplicate still reaches the meta level only if new there; the meta
         // buffer discards it either way, but the subflow must re-ACK it.
         let verdict = sf.on_segment(now, seg);
         let d = if verdict == SegmentVerdict::New {
-            let rtt = self.subflows.iter().filter_map(|s| s.rcv_rtt()).max();
-            self.meta.set_rcv_rtt(rtt.map_or(0, |r| r.0));
+            // The connection's receiver RTT is the largest subflow's; it can only change when
+            // this segment gave its subflow a new sample, so the scan runs once per sample, not
+            // once per segment.
+            if sf.rcv_rtt() != rtt_before {
+                let rtt = self.subflows.iter().filter_map(|s| s.rcv_rtt()).max();
+                self.meta.set_rcv_rtt(rtt.map_or(0, |r| r.0));
+            }
             let sf = &mut self.subflows[seg.path as usize];
             let d = self.meta.on_data(now, seg.dsn, seg.len);
             sf.grow_window(seg.len, self.meta.window_room());

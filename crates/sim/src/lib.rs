@@ -324,6 +324,8 @@ pub(crate) fn endpoints(
     cc: &str,
     sched: Box<dyn mpsched_core::sched::Scheduler>,
 ) -> (SenderConnection, ReceiverConnection) {
+    // A size fixes the buffer; unset, it autotunes up to Linux's `tcp_rmem[2]`.
+    let recv_buffer = t.recv_buffer_bytes.unwrap_or(scenario::DEFAULT_RECV_BUFFER);
     let mut sender = SenderConnection::new(
         &SenderConfig {
             npaths,
@@ -333,10 +335,7 @@ pub(crate) fn endpoints(
             send_buffer: t.send_buffer_bytes,
             // The peer's first window: Linux's initial rcv_ssthresh, which the receiver
             // then opens segment by segment (`tcp_grow_window`).
-            initial_rwnd: mpsched_core::meta::recv::RecvBuffer::first_offer(
-                t.recv_buffer_bytes.unwrap_or(scenario::DEFAULT_RECV_BUFFER),
-                mss,
-            ),
+            initial_rwnd: mpsched_core::meta::recv::RecvBuffer::first_offer(recv_buffer, mss),
             min_rto: Duration::from_secs_f64(t.min_rto_s),
             slow_start_after_idle: t.slow_start_after_idle,
         },
@@ -352,7 +351,7 @@ pub(crate) fn endpoints(
         } else {
             mss
         },
-        recv_buffer: t.recv_buffer_bytes.unwrap_or(scenario::DEFAULT_RECV_BUFFER),
+        recv_buffer,
         autotune: t.recv_buffer_bytes.is_none(),
         delayed_ack: t.delayed_ack,
     });
