@@ -22,13 +22,14 @@ The file is in WAL mode with `synchronous=NORMAL`: a commit survives the process
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
 import sqlite3
 import time
 import urllib.parse
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Union
 
 from .errors import ScenarioError
@@ -151,8 +152,7 @@ class Store:
         runs = list(runs)
         if not runs:
             return
-        self.db.execute("BEGIN")
-        try:
+        with self._transaction():
             for key, axis_values in runs:
                 self.db.execute("INSERT OR IGNORE INTO sweep_runs VALUES (?, ?)", (sweep, key))
                 for column, value in axis_values.items():
@@ -161,10 +161,6 @@ class Store:
                         f"WHERE key = ? AND {_quote(column)} IS NULL",
                         (value, key),
                     )
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     def add_run(
         self,
@@ -185,14 +181,23 @@ class Store:
         values += [time.time(), *axis_values.values()]
         marks = ",".join("?" * len(values))
         names = ",".join(_quote(c) for c in columns)
-        self.db.execute("BEGIN")
-        try:
+        with self._transaction():
             self.db.execute(f"INSERT OR IGNORE INTO runs ({names}) VALUES ({marks})", values)
             if sweep is not None:
                 self.db.execute("INSERT OR IGNORE INTO sweep_runs VALUES (?, ?)", (sweep, key))
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One explicit transaction, rolled back if the block raises (Ctrl-C included). A
+        KeyboardInterrupt can land after COMMIT has run: then there is nothing to roll back,
+        and ROLLBACK would replace the interrupt with "no transaction is active"."""
+        self.db.execute("BEGIN")
+        try:
+            yield
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
             raise
 
     # ---- reading --------------------------------------------------------------------------

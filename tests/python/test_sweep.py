@@ -91,6 +91,43 @@ def test_rerun_skips_every_stored_run(tmp_path, write):
     assert (again.ran, again.skipped) == (0, 16)
 
 
+class _InterruptAfterCommit:
+    """A connection that takes Ctrl-C the instant a COMMIT has gone through."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+    def execute(self, sql, *args):
+        cur = self.db.execute(sql, *args)
+        if sql == "COMMIT":
+            raise KeyboardInterrupt
+        return cur
+
+
+def test_ctrl_c_after_commit_stays_an_interrupt_and_keeps_the_run(tmp_path):
+    # The race a sweep's Ctrl-C can hit: the run is committed, then the interrupt arrives.
+    # It must reach the sweep as KeyboardInterrupt (exit 130, "resume"), not as the
+    # "no transaction is active" of a ROLLBACK after the COMMIT.
+    with results_store.Store(tmp_path / "s.db") as st:
+        st.db = _InterruptAfterCommit(st.db)
+        with pytest.raises(KeyboardInterrupt):
+            st.add_run(
+                "k1",
+                sweep=None,
+                scheduler="minrtt",
+                seed=1,
+                engine_version="0",
+                axes={},
+                axis_values={},
+                result_json="{}",
+            )
+        st.db = st.db.db
+        assert st.count() == 1
+
+
 def test_key_depends_on_scenario_scheduler_seed_and_engine_version(write):
     plan = sweeps.load_sweep(write("s.toml", SMALL))
     keys = {j.key for j in plan.jobs}
