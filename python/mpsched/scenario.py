@@ -122,7 +122,7 @@ _ALL_WORKLOAD_KEYS = tuple(dict.fromkeys(k for ks in _WORKLOAD_KEYS.values() for
 _SECTION_KEYS = {"workload": _ALL_WORKLOAD_KEYS, "transport": _TRANSPORT_KEYS, "sim": _SIM_KEYS}
 
 # Coupled: lia (RFC 6356), balia (Peng et al., IEEE/ACM ToN 2016), wvegas (Cao et al., ICNP 2012).
-_CC_IMPLEMENTED = ("reno", "cubic", "lia", "balia", "wvegas")
+_CC_IMPLEMENTED = ("reno", "cubic", "cubic-rfc9438", "lia", "balia", "wvegas")
 _CC_ROADMAP = ("olia",)
 
 # Mirrors the `Default` impls in crates/sim/src/scenario.rs; written out in full in the resolved

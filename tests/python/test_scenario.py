@@ -520,7 +520,7 @@ def test_strict_errors(write, text, message):
     if message is None:
         assert got == (
             ': transport.cc: "olia" is not implemented yet '
-            "(available: reno, cubic, lia, balia, wvegas)"
+            "(available: reno, cubic, cubic-rfc9438, lia, balia, wvegas)"
         )
     else:
         assert got.startswith(message), got

@@ -374,7 +374,7 @@ impl CongestionControl for Cubic {
     }
 
     fn name(&self) -> &'static str {
-        "cubic"
+        "cubic-rfc9438"
     }
 }
 
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!(p.cc.window(), 40 * MSS);
         assert!(p.cc.in_slow_start());
         assert!(!p.cc.in_css());
-        assert_eq!(p.cc.name(), "cubic");
+        assert_eq!(p.cc.name(), "cubic-rfc9438");
     }
 
     #[test]

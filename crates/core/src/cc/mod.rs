@@ -7,6 +7,7 @@
 
 pub mod balia;
 pub mod cubic;
+pub mod cubic_linux;
 mod hystart;
 mod hystart_linux;
 pub mod lia;
@@ -125,6 +126,10 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     /// than its retransmission timeout `rto` (RFC 5681 §4.1). Implementations apply
     /// [`restart_window`]; `initial_window` is IW in bytes.
     fn restart_after_idle(&mut self, now: Time, idle: Duration, rto: Duration, initial_window: u64);
+    /// The subflow sends with nothing in flight after sending nothing for `idle` (Linux
+    /// `CA_EVENT_TX_START`, raised by `tcp_transmit_skb` when `packets_out` is zero), whatever
+    /// the RTO. Linux CUBIC moves its epoch forward by it; others ignore it.
+    fn on_tx_start(&mut self, _now: Time, _idle: Duration) {}
     /// Scheduler penalization (Linux MPTCP `mptcp_rcv_buf_optimization`): halve the window,
     /// and remember it as the new threshold.
     fn penalize(&mut self, now: Time);
@@ -141,7 +146,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
 #[serde(rename_all = "lowercase")]
 pub enum CcKind {
     Reno,
+    /// Linux's CUBIC, net/ipv4/tcp_cubic.c (`cc/cubic_linux.rs`).
     Cubic,
+    /// CUBIC as RFC 9438 states it (`cc/cubic.rs`).
+    #[serde(rename = "cubic-rfc9438")]
+    CubicRfc,
     /// Coupled (Cech, TUM 2020, §4.7): RFC 6356.
     Lia,
     /// Coupled: Peng et al., IEEE/ACM ToN 2016.
@@ -181,6 +190,7 @@ impl CcKind {
         match s {
             "reno" | "newreno" => Some(CcKind::Reno),
             "cubic" => Some(CcKind::Cubic),
+            "cubic-rfc9438" => Some(CcKind::CubicRfc),
             "lia" => Some(CcKind::Lia),
             "balia" => Some(CcKind::Balia),
             "wvegas" => Some(CcKind::Wvegas),
@@ -191,7 +201,8 @@ impl CcKind {
     pub fn build(self, mss: u64, init_cwnd: u64) -> Box<dyn CongestionControl> {
         match self {
             CcKind::Reno => Box::new(reno::Reno::new(mss, init_cwnd)),
-            CcKind::Cubic => Box::new(cubic::Cubic::new(mss, init_cwnd)),
+            CcKind::Cubic => Box::new(cubic_linux::LinuxCubic::new(mss, init_cwnd)),
+            CcKind::CubicRfc => Box::new(cubic::Cubic::new(mss, init_cwnd)),
             CcKind::Lia => Box::new(lia::Lia::new(mss, init_cwnd)),
             CcKind::Balia => Box::new(balia::Balia::new(mss, init_cwnd)),
             CcKind::Wvegas => Box::new(wvegas::Wvegas::new(mss, init_cwnd)),
@@ -205,10 +216,14 @@ impl CcKind {
         hystart: HyStartMode,
     ) -> Box<dyn CongestionControl> {
         match (self, hystart) {
-            (CcKind::Cubic, HyStartMode::PlusPlus) => {
+            // Linux has no HyStart++: it comes with the RFC 9438 controller.
+            (CcKind::Cubic | CcKind::CubicRfc, HyStartMode::PlusPlus) => {
                 Box::new(cubic::Cubic::with_hystart_plus_plus(mss, init_cwnd))
             }
             (CcKind::Cubic, HyStartMode::Off) => {
+                Box::new(cubic_linux::LinuxCubic::without_hystart(mss, init_cwnd))
+            }
+            (CcKind::CubicRfc, HyStartMode::Off) => {
                 Box::new(cubic::Cubic::without_hystart(mss, init_cwnd))
             }
             _ => self.build(mss, init_cwnd),
@@ -221,6 +236,17 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1000;
+
+    #[test]
+    fn cubic_is_linux_and_the_rfc_controller_has_its_own_name() {
+        // `transport.cc = "cubic"` runs net/ipv4/tcp_cubic.c's rules (cubic_linux.rs); RFC 9438
+        // is "cubic-rfc9438", and HyStart++ (RFC 9406, which Linux lacks) comes with it.
+        let build = |name: &str, hs| CcKind::parse(name).unwrap().build_with(MSS, 10, hs).name();
+        assert_eq!(build("cubic", HyStartMode::Linux), "cubic");
+        assert_eq!(build("cubic", HyStartMode::Off), "cubic");
+        assert_eq!(build("cubic-rfc9438", HyStartMode::Linux), "cubic-rfc9438");
+        assert_eq!(build("cubic", HyStartMode::PlusPlus), "cubic-rfc9438");
+    }
 
     #[test]
     fn restart_window_halves_per_rto_beyond_the_first_down_to_iw() {

@@ -586,6 +586,11 @@ impl SubflowSender {
 
     /// Send a new segment carrying meta segment `meta_seg` (`dsn`, `len`).
     pub fn send_new(&mut self, now: Time, meta_seg: u64, dsn: u64, len: u32) -> DataSegment {
+        // CA_EVENT_TX_START (`tcp_transmit_skb` with nothing in flight): Linux CUBIC keeps its
+        // epoch on the curve across the pause.
+        if let (true, Some(last)) = (self.board.is_empty(), self.last_send) {
+            self.cc.on_tx_start(now, now.saturating_since(last));
+        }
         self.last_send = Some(now);
         let prior_packets = self.board.len();
         let seg = Sent {
