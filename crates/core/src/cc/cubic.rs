@@ -213,17 +213,14 @@ impl Cubic {
         if self.hystart_linux.is_none() {
             return false;
         }
-        // tcp_update_pacing_rate in slow start: 2 · cwnd / srtt.
-        let pacing_rate = ack
-            .srtt
-            .map_or(0.0, |s| 2.0 * self.cwnd / s.as_secs_f64().max(1e-9));
-        let input = HyStartInput {
+        let input = HyStartInput::in_slow_start(
             now,
-            cwnd_segments: self.window() / self.mss,
-            pacing_rate,
-            paced: self.paced,
-            epoch_start: self.epoch_start,
-        };
+            self.cwnd,
+            self.mss,
+            ack.srtt,
+            self.paced,
+            self.epoch_start,
+        );
         let hs = self.hystart_linux.as_mut().expect("checked");
         if !hs.on_ack(ack, &input) {
             return false;

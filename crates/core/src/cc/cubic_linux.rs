@@ -65,16 +65,9 @@ fn usecs_to_jiffies(us: u64) -> u64 {
     (us * 1000).div_ceil(JIFFY_NS)
 }
 
-#[derive(Clone, Debug)]
-pub struct LinuxCubic {
-    mss: u64,
-    /// `snd_cwnd`, `snd_cwnd_cnt`, `snd_ssthresh`, in segments.
-    cwnd: u32,
-    cwnd_cnt: u32,
-    ssthresh: u32,
-    /// Acknowledged bytes short of a whole segment, carried to the next ACK.
-    acked_rem: u64,
-    // struct bictcp
+/// `struct bictcp` up to `unused`: what `bictcp_reset` zeroes.
+#[derive(Clone, Debug, Default)]
+struct Bic {
     cnt: u32,
     last_max_cwnd: u32,
     last_cwnd: u32,
@@ -88,6 +81,19 @@ pub struct LinuxCubic {
     epoch_start: Option<u64>,
     ack_cnt: u32,
     tcp_cwnd: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct LinuxCubic {
+    mss: u64,
+    /// `snd_cwnd`, `snd_cwnd_cnt`, `snd_ssthresh`, in segments.
+    cwnd: u32,
+    cwnd_cnt: u32,
+    ssthresh: u32,
+    /// Acknowledged bytes short of a whole segment, carried to the next ACK.
+    acked_rem: u64,
+    /// `struct bictcp` (HyStart's part apart).
+    bic: Bic,
     hystart: Option<LinuxHyStart>,
     paced: bool,
 }
@@ -111,16 +117,7 @@ impl LinuxCubic {
             cwnd_cnt: 0,
             ssthresh: INFINITE_SSTHRESH,
             acked_rem: 0,
-            cnt: 0,
-            last_max_cwnd: 0,
-            last_cwnd: 0,
-            last_time: 0,
-            origin_point: 0,
-            k: 0,
-            delay_min_us: 0,
-            epoch_start: None,
-            ack_cnt: 0,
-            tcp_cwnd: 0,
+            bic: Bic::default(),
             hystart: hystart.then(LinuxHyStart::default),
             paced: false,
         }
@@ -128,39 +125,24 @@ impl LinuxCubic {
 
     /// `ca->cnt`: segments to acknowledge per one-segment increase.
     pub fn cnt(&self) -> u32 {
-        self.cnt
+        self.bic.cnt
     }
 
     /// W_max in segments (`last_max_cwnd`); 0 before the first loss and after an RTO.
     pub fn last_max_cwnd(&self) -> u32 {
-        self.last_max_cwnd
+        self.bic.last_max_cwnd
     }
 
     /// K in seconds.
     pub fn k_secs(&self) -> f64 {
-        self.k as f64 / f64::from(1u32 << BICTCP_HZ)
-    }
-
-    /// `bictcp_reset`: everything but HyStart's own state, which `bictcp_hystart_reset` and
-    /// the caller handle.
-    fn reset(&mut self) {
-        self.cnt = 0;
-        self.last_max_cwnd = 0;
-        self.last_cwnd = 0;
-        self.last_time = 0;
-        self.origin_point = 0;
-        self.k = 0;
-        self.delay_min_us = 0;
-        self.epoch_start = None;
-        self.ack_cnt = 0;
-        self.tcp_cwnd = 0;
+        self.bic.k as f64 / f64::from(1u32 << BICTCP_HZ)
     }
 
     /// `bictcp_recalc_ssthresh`: ends the epoch, remembers W_max (fast convergence), returns
     /// the new ssthresh in segments.
     fn recalc_ssthresh(&mut self) -> u32 {
-        self.epoch_start = None;
-        self.last_max_cwnd = if self.cwnd < self.last_max_cwnd {
+        self.bic.epoch_start = None;
+        self.bic.last_max_cwnd = if self.cwnd < self.bic.last_max_cwnd {
             ((u64::from(self.cwnd) * (BETA_SCALE + BETA)) / (2 * BETA_SCALE)) as u32
         } else {
             self.cwnd
@@ -172,65 +154,65 @@ impl LinuxCubic {
     fn update(&mut self, now: Time, acked: u32) {
         let cwnd = self.cwnd;
         let now_j = jiffies(now);
-        self.ack_cnt = self.ack_cnt.saturating_add(acked);
-        if self.last_cwnd == cwnd && now_j.saturating_sub(self.last_time) <= HZ / 32 {
+        self.bic.ack_cnt = self.bic.ack_cnt.saturating_add(acked);
+        if self.bic.last_cwnd == cwnd && now_j.saturating_sub(self.bic.last_time) <= HZ / 32 {
             return;
         }
         // The cubic part at most once per jiffy; the friendliness part every time.
-        if !(self.epoch_start.is_some() && now_j == self.last_time) {
-            self.last_cwnd = cwnd;
-            self.last_time = now_j;
-            let epoch = match self.epoch_start {
+        if !(self.bic.epoch_start.is_some() && now_j == self.bic.last_time) {
+            self.bic.last_cwnd = cwnd;
+            self.bic.last_time = now_j;
+            let epoch = match self.bic.epoch_start {
                 Some(e) => e,
                 None => {
-                    self.epoch_start = Some(now_j);
-                    self.ack_cnt = acked;
-                    self.tcp_cwnd = cwnd;
-                    if self.last_max_cwnd <= cwnd {
-                        self.k = 0;
-                        self.origin_point = cwnd;
+                    self.bic.epoch_start = Some(now_j);
+                    self.bic.ack_cnt = acked;
+                    self.bic.tcp_cwnd = cwnd;
+                    if self.bic.last_max_cwnd <= cwnd {
+                        self.bic.k = 0;
+                        self.bic.origin_point = cwnd;
                     } else {
-                        let d = u64::from(self.last_max_cwnd - cwnd);
-                        self.k = ((cube_factor() * d) as f64).cbrt() as u64;
-                        self.origin_point = self.last_max_cwnd;
+                        let d = u64::from(self.bic.last_max_cwnd - cwnd);
+                        self.bic.k = ((cube_factor() * d) as f64).cbrt() as u64;
+                        self.bic.origin_point = self.bic.last_max_cwnd;
                     }
                     now_j
                 }
             };
-            let t_j = now_j.saturating_sub(epoch) + usecs_to_jiffies(self.delay_min_us);
+            let t_j = now_j.saturating_sub(epoch) + usecs_to_jiffies(self.bic.delay_min_us);
             let t = (t_j << BICTCP_HZ) / HZ;
-            let offs = t.abs_diff(self.k);
+            let offs = t.abs_diff(self.bic.k);
             // c/rtt · (t − K)^3 in segments; u128 keeps the cube of a long epoch exact.
             let delta = ((u128::from(CUBE_RTT_SCALE) * u128::from(offs).pow(3))
                 >> (10 + 3 * BICTCP_HZ)) as u64;
-            let target = if t < self.k {
-                u64::from(self.origin_point).saturating_sub(delta)
+            let target = if t < self.bic.k {
+                u64::from(self.bic.origin_point).saturating_sub(delta)
             } else {
-                u64::from(self.origin_point) + delta
+                u64::from(self.bic.origin_point) + delta
             };
-            self.cnt = if target > u64::from(cwnd) {
+            self.bic.cnt = if target > u64::from(cwnd) {
                 (u64::from(cwnd) / (target - u64::from(cwnd))) as u32
             } else {
                 100 * cwnd
             };
             // "The initial growth of cubic function may be too conservative when the
             // available bandwidth is still unknown": 5% per RTT.
-            if self.last_max_cwnd == 0 && self.cnt > 20 {
-                self.cnt = 20;
+            if self.bic.last_max_cwnd == 0 && self.bic.cnt > 20 {
+                self.bic.cnt = 20;
             }
         }
         // TCP friendliness.
         let delta = ((u64::from(cwnd) * beta_scale()) >> 3).max(1) as u32;
-        while self.ack_cnt > delta {
-            self.ack_cnt -= delta;
-            self.tcp_cwnd += 1;
+        while self.bic.ack_cnt > delta {
+            self.bic.ack_cnt -= delta;
+            self.bic.tcp_cwnd += 1;
         }
-        if self.tcp_cwnd > cwnd {
-            let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
-            self.cnt = self.cnt.min(max_cnt);
+        if self.bic.tcp_cwnd > cwnd {
+            let max_cnt = cwnd / (self.bic.tcp_cwnd - cwnd);
+            self.bic.cnt = self.bic.cnt.min(max_cnt);
         }
         // At most one segment per two acknowledged: 1.5x per RTT.
-        self.cnt = self.cnt.max(2);
+        self.bic.cnt = self.bic.cnt.max(2);
     }
 
     /// `tcp_cong_avoid_ai(tp, w, acked)`.
@@ -247,45 +229,36 @@ impl LinuxCubic {
         }
     }
 
-    /// `cubictcp_acked` (for every ACK with an RTT sample): minimum delay and HyStart. True
-    /// when HyStart ended slow start.
-    fn acked(&mut self, now: Time, ack: &AckSample) -> bool {
-        let Some(rtt) = ack.rtt else { return false };
+    /// `cubictcp_acked` (for every ACK with an RTT sample): minimum delay, and HyStart, which
+    /// may end slow start (ssthresh = cwnd).
+    fn acked(&mut self, now: Time, ack: &AckSample) {
+        let Some(rtt) = ack.rtt else { return };
         // "Discard delay samples right after fast recovery".
-        if let Some(e) = self.epoch_start {
+        if let Some(e) = self.bic.epoch_start {
             if jiffies(now).saturating_sub(e) < HZ {
-                return false;
+                return;
             }
         }
         let us = (rtt.as_nanos() / 1000).max(1);
-        if self.delay_min_us == 0 || self.delay_min_us > us {
-            self.delay_min_us = us;
+        if self.bic.delay_min_us == 0 || self.bic.delay_min_us > us {
+            self.bic.delay_min_us = us;
         }
-        if !self.in_slow_start_segs() {
-            return false;
+        if !self.in_slow_start() {
+            return;
         }
-        let pacing_rate = ack.srtt.map_or(0.0, |s| {
-            2.0 * (u64::from(self.cwnd) * self.mss) as f64 / s.as_secs_f64().max(1e-9)
-        });
-        let input = HyStartInput {
+        let input = HyStartInput::in_slow_start(
             now,
-            cwnd_segments: u64::from(self.cwnd),
-            pacing_rate,
-            paced: self.paced,
-            epoch_start: self.epoch_start.map(|j| Time(j * JIFFY_NS)),
-        };
-        let Some(hs) = self.hystart.as_mut() else {
-            return false;
-        };
-        if hs.on_ack(ack, &input) {
-            self.ssthresh = self.cwnd;
-            return true;
+            self.window() as f64,
+            self.mss,
+            ack.srtt,
+            self.paced,
+            self.bic.epoch_start.map(|j| Time(j * JIFFY_NS)),
+        );
+        if let Some(hs) = self.hystart.as_mut() {
+            if hs.on_ack(ack, &input) {
+                self.ssthresh = self.cwnd;
+            }
         }
-        false
-    }
-
-    fn in_slow_start_segs(&self) -> bool {
-        self.cwnd < self.ssthresh
     }
 
     fn segs(&self, bytes: u64) -> u32 {
@@ -317,7 +290,7 @@ impl CongestionControl for LinuxCubic {
         if acked == 0 || !window_validated(ack.prior_in_flight, self.window()) {
             return;
         }
-        if self.in_slow_start_segs() {
+        if self.in_slow_start() {
             // `tcp_slow_start`.
             let cwnd = (self.cwnd.saturating_add(acked)).min(self.ssthresh);
             acked -= cwnd - self.cwnd;
@@ -327,7 +300,7 @@ impl CongestionControl for LinuxCubic {
             }
         }
         self.update(now, acked);
-        self.cong_avoid_ai(self.cnt, acked);
+        self.cong_avoid_ai(self.bic.cnt, acked);
     }
 
     fn on_congestion_event(&mut self, _now: Time, _in_flight: u64) {
@@ -342,7 +315,8 @@ impl CongestionControl for LinuxCubic {
         // `tcp_enter_loss`: ssthresh from `bictcp_recalc_ssthresh`, then the Loss state resets
         // CUBIC (`bictcp_reset`) and HyStart; cwnd is set by `set_loss_window`.
         self.ssthresh = self.recalc_ssthresh();
-        self.reset();
+        // `bictcp_reset`.
+        self.bic = Bic::default();
         if let Some(hs) = self.hystart.as_mut() {
             hs.reset();
         }
@@ -372,7 +346,7 @@ impl CongestionControl for LinuxCubic {
         // `cubictcp_cwnd_event(CA_EVENT_TX_START)`: keep the growth on the cubic curve across
         // an application-limited pause.
         let delta = idle.as_nanos() / JIFFY_NS;
-        if let Some(e) = self.epoch_start.as_mut() {
+        if let Some(e) = self.bic.epoch_start.as_mut() {
             if delta > 0 {
                 *e = (*e + delta).min(jiffies(now));
             }
@@ -394,7 +368,7 @@ impl CongestionControl for LinuxCubic {
         self.cwnd = (self.cwnd / 2).max(1);
         if prior >= self.ssthresh {
             self.ssthresh = (self.ssthresh / 2).max(2);
-            self.epoch_start = None;
+            self.bic.epoch_start = None;
         }
     }
 
@@ -547,9 +521,9 @@ mod tests {
         p.cc.cwnd = 60;
         p.cc.ssthresh = 60;
         p.round(1);
-        let e = p.cc.epoch_start.unwrap();
+        let e = p.cc.bic.epoch_start.unwrap();
         p.now += Duration::from_millis(400);
         p.cc.on_tx_start(p.now, Duration::from_millis(400));
-        assert_eq!(p.cc.epoch_start.unwrap(), e + 100);
+        assert_eq!(p.cc.bic.epoch_start.unwrap(), e + 100);
     }
 }

@@ -71,6 +71,27 @@ pub(crate) struct HyStartInput {
     pub epoch_start: Option<Time>,
 }
 
+impl HyStartInput {
+    /// The input for a slow-start ACK of a window of `cwnd` bytes: Linux's pacing rate in slow
+    /// start is `tcp_update_pacing_rate`'s 2 · cwnd / srtt (0 before an RTT sample).
+    pub(crate) fn in_slow_start(
+        now: Time,
+        cwnd: f64,
+        mss: u64,
+        srtt: Option<Duration>,
+        paced: bool,
+        epoch_start: Option<Time>,
+    ) -> HyStartInput {
+        HyStartInput {
+            now,
+            cwnd_segments: cwnd as u64 / mss,
+            pacing_rate: srtt.map_or(0.0, |s| 2.0 * cwnd / s.as_secs_f64().max(1e-9)),
+            paced,
+            epoch_start,
+        }
+    }
+}
+
 impl LinuxHyStart {
     pub(crate) fn found(&self) -> bool {
         self.found
