@@ -217,6 +217,7 @@ impl SenderConnection {
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
         };
+        conn.meta.enable_cuts();
         conn.sync_sndbuf();
         conn
     }
@@ -473,10 +474,9 @@ impl SenderConnection {
         }
         // Data committed to a subflow's write queue leaves as its window opens (`tcp_push`).
         for p in 0..n {
-            if self.subflows[p].has_cwnd_space() {
-                if let Some(seg) = self.wq[p].pop_front() {
-                    return Some(self.transmit(now, p as PathId, seg, true));
-                }
+            if self.wq_sendable(p) {
+                let seg = self.wq[p].pop_front().expect("sendable queue");
+                return Some(self.transmit(now, p as PathId, seg, true));
             }
         }
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
@@ -527,7 +527,14 @@ impl SenderConnection {
                         sf.mark_app_limited();
                     }
                 }
-                return if frto { self.poll_transmit(now) } else { None };
+                // The push is over: what it left in a subflow's queue with window space goes
+                // out now (`mptcp_push_release` → `tcp_push`).
+                let pushed = (0..n).any(|p| self.wq_sendable(p));
+                return if frto || pushed {
+                    self.poll_transmit(now)
+                } else {
+                    None
+                };
             };
             let p = path as usize;
             if p >= n || self.meta.seg(seg).is_none() || !self.meta.in_window(seg) {
@@ -535,7 +542,24 @@ impl SenderConnection {
                 return None;
             }
             if queues && self.info[p].available {
-                if self.wq[p].is_empty() && self.subflows[p].has_cwnd_space() {
+                // The push goes on where this subflow's short tail ends: the kernel appends to
+                // that skb (`mptcp_skb_can_collapse_to`), so the tail grows back to an MSS.
+                if self.wq[p].back().is_some_and(|&t| t + 1 == seg) {
+                    let segs = self.meta.end_seg();
+                    self.info[p].queued += self.meta.collapse(seg - 1);
+                    if self.meta.end_seg() < segs {
+                        // All of it joined the tail.
+                        continue;
+                    }
+                }
+                let len = self.meta.seg(seg).map_or(0, |r| r.len);
+                // A short segment is where this push ends: it waits in the queue until the
+                // push is over, and leaves then unless Nagle holds it (the kernel transmits
+                // only at `tcp_push`, after the push loop).
+                if self.wq[p].is_empty()
+                    && self.subflows[p].has_cwnd_space()
+                    && len >= self.subflows[p].mss()
+                {
                     return Some(self.transmit(now, path, seg, false));
                 }
                 // Committed: the meta level counts it as taken by `path` from now on.
@@ -550,6 +574,17 @@ impl SenderConnection {
             }
             return Some(self.transmit(now, path, seg, false));
         }
+    }
+
+    /// The head of `p`'s write queue may leave now: window space, and not a short last segment
+    /// that Nagle holds back ([`SubflowSender::nagle_holds`]).
+    fn wq_sendable(&self, p: usize) -> bool {
+        let (sf, q) = (&self.subflows[p], &self.wq[p]);
+        let Some(&head) = q.front() else {
+            return false;
+        };
+        sf.has_cwnd_space()
+            && (q.len() > 1 || !sf.nagle_holds(self.meta.seg(head).map_or(0, |r| r.len)))
     }
 
     /// `p` may take one more segment now: available, with congestion-window space.

@@ -91,6 +91,12 @@ pub struct SendBuffer {
     /// Connection-level reinjection queue (v0.9x `mpcb->reinject_queue`): segments a timed-out
     /// subflow holds, in DSN order, waiting to be sent on another subflow before any new data.
     reinject: std::collections::BTreeSet<SegNo>,
+    /// Segments may be cut where a push ends ([`SendBuffer::cut`]); off unless the driver
+    /// turns it on (the simulator's connection does; the proxy's records keep their size).
+    cuts: bool,
+    /// Highest segment number ever committed or sent: everything above it is untouched, so
+    /// its records may be re-cut without renumbering anything a subflow holds.
+    high_touched: Option<SegNo>,
 }
 
 impl SendBuffer {
@@ -108,7 +114,14 @@ impl SendBuffer {
             reinjected_bytes: 0,
             reinjected_segments: 0,
             reinject: Default::default(),
+            cuts: false,
+            high_touched: None,
         }
+    }
+
+    /// Let schedulers cut segments where a push ends ([`SendBuffer::cut`]).
+    pub fn enable_cuts(&mut self) {
+        self.cuts = true;
     }
 
     /// Grow or shrink the buffer the application writes into (Linux recomputes the MPTCP
@@ -294,6 +307,9 @@ impl SendBuffer {
             n += 1;
         }
         self.chunks[ci].head_unsent = n;
+        if n < c.end && self.segs[(n - base) as usize].len > self.mss {
+            self.carry_excess(n);
+        }
         (n < c.end).then_some(n)
     }
 
@@ -325,6 +341,168 @@ impl SendBuffer {
         let first = self.chunks.front()?.id;
         let i = id.checked_sub(first)? as usize;
         (i < self.chunks.len()).then_some(i)
+    }
+
+    // ---- cutting segments where a push ends ----------------------------------------------
+    //
+    // Linux's MPTCP socket hands a subflow bytes, not segments: a push ends where the data-level
+    // window ends or after a data fragment once the burst is spent (`__subflow_push_pending`,
+    // `mptcp_check_allowed_size`, net/mptcp/protocol.c), and the subflow's skb ends there. If
+    // the skb leaves before the next push extends it, the wire carries a short segment and the
+    // next data starts at the cut, not on our MSS grid. Segments are pre-cut at write time, so a
+    // cut moves bytes between neighbouring records instead: only records above `high_touched`
+    // (never committed nor sent) change, so no number a subflow or scheduler holds moves.
+
+    /// Cut segment `no` at DSN `at`: it keeps `[dsn, at)`, the rest joins the next segment of
+    /// its chunk (which may then exceed the MSS until it is the next to send; see
+    /// [`SendBuffer::first_unsent`]) or becomes a new last segment. `no` may be committed to a
+    /// subflow's queue (the bytes cut off return to the unsent data) but must not be on the
+    /// wire: the caller knows which.
+    /// Returns false, changing nothing, when cuts are off or the cut would move a record
+    /// something already holds.
+    pub fn cut(&mut self, no: SegNo, at: u64) -> bool {
+        if !self.cuts || self.high_touched.is_some_and(|h| no < h) {
+            return false;
+        }
+        let Some(i) = no.checked_sub(self.base).map(|i| i as usize) else {
+            return false;
+        };
+        let Some(&s) = self.segs.get(i) else {
+            return false;
+        };
+        if at <= s.dsn || at >= s.end() {
+            return false;
+        }
+        let rest = s.end() - at;
+        let joins_next = self
+            .segs
+            .get(i + 1)
+            .is_some_and(|n| n.chunk == s.chunk && n.tx_mask == 0);
+        if !joins_next && i + 1 != self.segs.len() {
+            // The last segment of a chunk with more chunks behind it: a new record would
+            // renumber them. Rare (a push ending inside a chunk's last segment while the next
+            // chunk is already written); the segment stays whole.
+            return false;
+        }
+        self.segs[i].len -= rest as u32;
+        if joins_next {
+            let n = &mut self.segs[i + 1];
+            n.dsn = at;
+            n.len += rest as u32;
+        } else {
+            self.push_seg_back(at, rest as u32, s.chunk);
+        }
+        if s.sent() {
+            if let Some(ci) = self.chunk_index(s.chunk) {
+                let c = &mut self.chunks[ci];
+                c.unsent_bytes += rest;
+                c.head_unsent = c.head_unsent.min(no + 1);
+                c.tail_unsent = c.tail_unsent.max(no + 2).min(c.end);
+            }
+        }
+        true
+    }
+
+    /// Segment `tail`, committed to a subflow and still short of an MSS, takes bytes from the
+    /// untouched segment after it: the push continues on the same subflow, so the kernel
+    /// appends to the same skb (`mptcp_skb_can_collapse_to`). `tail` must not be on the wire
+    /// (the caller knows). Returns the bytes moved; the next segment disappears when it gave
+    /// all of them.
+    pub fn collapse(&mut self, tail: SegNo) -> u64 {
+        if !self.cuts {
+            return 0;
+        }
+        let Some(i) = tail.checked_sub(self.base).map(|i| i as usize) else {
+            return 0;
+        };
+        let (Some(&t), Some(&n)) = (self.segs.get(i), self.segs.get(i + 1)) else {
+            return 0;
+        };
+        if t.len >= self.mss || n.chunk != t.chunk || n.tx_mask != 0 || n.dsn != t.end() {
+            return 0;
+        }
+        let k = (self.mss - t.len).min(n.len);
+        self.segs[i].len += k;
+        let ci = self.chunk_index(t.chunk);
+        if k == n.len {
+            self.segs.remove(i + 1);
+            self.renumber_after(t.chunk, -1);
+        } else {
+            let n = &mut self.segs[i + 1];
+            n.dsn += u64::from(k);
+            n.len -= k;
+        }
+        if t.sent() {
+            if let Some(ci) = ci {
+                self.chunks[ci].unsent_bytes -= u64::from(k);
+            }
+        }
+        u64::from(k)
+    }
+
+    /// The next segment to send is longer than an MSS after a cut: it keeps one MSS and passes
+    /// the rest on, in the same way.
+    fn carry_excess(&mut self, no: SegNo) {
+        let i = (no - self.base) as usize;
+        let s = self.segs[i];
+        let excess = s.len - self.mss;
+        let at = s.dsn + u64::from(self.mss);
+        self.segs[i].len = self.mss;
+        match self.segs.get_mut(i + 1) {
+            Some(n) if n.chunk == s.chunk => {
+                n.dsn = at;
+                n.len += excess;
+            }
+            None => self.push_seg_back(at, excess, s.chunk),
+            Some(_) => {
+                // The chunk's last segment with more chunks behind it: a new record in the
+                // middle; nothing above `high_touched` is held anywhere, so renumbering the
+                // later chunks is safe.
+                self.segs.insert(i + 1, Self::fresh(at, excess, s.chunk));
+                self.renumber_after(s.chunk, 1);
+            }
+        }
+    }
+
+    fn fresh(dsn: u64, len: u32, chunk: u64) -> SegRecord {
+        SegRecord {
+            dsn,
+            len,
+            chunk,
+            tx_mask: 0,
+            tx_time: [None; MAX_PATHS],
+            received: false,
+            reinject_from: 0,
+        }
+    }
+
+    /// A new untouched last segment of chunk `chunk` (the buffer's last chunk).
+    fn push_seg_back(&mut self, dsn: u64, len: u32, chunk: u64) {
+        self.segs.push_back(Self::fresh(dsn, len, chunk));
+        let end = self.end_seg();
+        if let Some(ci) = self.chunk_index(chunk) {
+            let c = &mut self.chunks[ci];
+            c.end = end;
+            c.tail_unsent = end;
+        }
+    }
+
+    /// Chunk `chunk` gained (`d` = 1) or lost (`d` = -1) a segment in the middle of the buffer:
+    /// its end and every later chunk's segment numbers move.
+    fn renumber_after(&mut self, chunk: u64, d: i64) {
+        let Some(ci) = self.chunk_index(chunk) else {
+            return;
+        };
+        let mv = |n: SegNo| n.saturating_add_signed(d);
+        for (k, c) in self.chunks.iter_mut().enumerate().skip(ci) {
+            if k > ci {
+                c.first = mv(c.first);
+                c.head_unsent = mv(c.head_unsent);
+            }
+            c.end = mv(c.end);
+            c.tail_unsent = mv(c.tail_unsent).min(c.end);
+            c.head_unsent = c.head_unsent.min(c.end);
+        }
     }
 
     // ---- connection-level reinjection ------------------------------------------------------
@@ -380,6 +558,7 @@ impl SendBuffer {
             return;
         };
         let first_send = !s.sent();
+        self.high_touched = self.high_touched.max(Some(no));
         if !first_send && s.tx_mask & !(1u8 << p) != 0 && !s.sent_on(p) {
             self.reinjected_bytes += s.len as u64;
             self.reinjected_segments += 1;
@@ -515,6 +694,74 @@ mod tests {
                 assert_eq!(b.unsent_run_end(from, hi), scan(from, hi), "{from}..={hi}");
             }
         }
+    }
+
+    fn lens(b: &SendBuffer) -> Vec<(u64, u32)> {
+        (b.base_seg()..b.end_seg())
+            .map(|n| b.seg(n).map(|s| (s.dsn, s.len)).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn cut_passes_the_rest_on_and_the_next_to_send_is_trimmed_to_an_mss() {
+        let mut b = buf();
+        b.enable_cuts();
+        b.write(3500, true);
+        assert!(b.cut(0, 600));
+        assert_eq!(lens(&b), [(0, 600), (600, 1400), (2000, 1000), (3000, 500)]);
+        b.on_transmit(0, 0, Time::ZERO);
+        assert_eq!(b.first_unsent(0), Some(1));
+        assert_eq!(lens(&b), [(0, 600), (600, 1000), (1600, 1400), (3000, 500)]);
+        b.on_transmit(1, 0, Time::ZERO);
+        b.first_unsent(0);
+        b.on_transmit(2, 0, Time::ZERO);
+        // The last one absorbs what is left; nothing is lost.
+        assert_eq!(b.first_unsent(0), Some(3));
+        assert_eq!(lens(&b)[2..], [(1600, 1000), (2600, 900)]);
+        assert_eq!(b.unsent_bytes(), 900);
+    }
+
+    #[test]
+    fn cut_of_the_last_segment_makes_a_new_one_and_nothing_held_is_cut() {
+        let mut b = SendBuffer::new(1000, 1 << 20, 1 << 20);
+        assert!(!b.cut(0, 1), "cuts are off by default");
+        b.enable_cuts();
+        b.write(2000, false);
+        b.on_transmit(1, 0, Time::ZERO);
+        assert!(!b.cut(0, 500), "below a segment already sent");
+        assert!(b.cut(1, 1300));
+        assert_eq!(lens(&b), [(0, 1000), (1000, 300), (1300, 700)]);
+        assert_eq!(b.current_chunk().unwrap().unsent_bytes, 1700);
+        assert_eq!(b.last_unsent(0), Some(2));
+    }
+
+    #[test]
+    fn collapse_refills_a_short_tail_and_drops_an_emptied_next_segment() {
+        let mut b = buf();
+        b.enable_cuts();
+        b.write(2300, true);
+        assert!(b.cut(1, 1500));
+        b.on_transmit(0, 0, Time::ZERO);
+        b.on_transmit(1, 0, Time::ZERO);
+        assert_eq!(lens(&b), [(0, 1000), (1000, 500), (1500, 800)]);
+        assert_eq!(b.collapse(1), 500);
+        assert_eq!(lens(&b), [(0, 1000), (1000, 1000), (2000, 300)]);
+        // A cut that leaves a short last segment, then the next chunk: the tail takes all of
+        // it back and the later chunk's numbers move down.
+        let mut b = buf();
+        b.enable_cuts();
+        b.write(800, true);
+        assert!(b.cut(0, 300));
+        b.write(500, true);
+        b.on_transmit(0, 0, Time::ZERO);
+        assert_eq!(lens(&b), [(0, 300), (300, 500), (800, 500)]);
+        assert_eq!(b.collapse(0), 500);
+        assert_eq!(lens(&b), [(0, 800), (800, 500)]);
+        let c = *b.chunks().nth(1).unwrap();
+        assert_eq!((c.first, c.end), (1, 2), "the later chunk renumbered");
+        assert_eq!(b.first_unsent(1), Some(1));
+        assert_eq!(b.first_unsent(0), None);
+        assert_eq!(b.unsent_bytes(), 500);
     }
 
     #[test]

@@ -19,6 +19,13 @@
 //! * The pacing rate is Linux's `tcp_update_pacing_rate` ([`SubflowSender::pacing_rate_bps`]).
 //!   Before a subflow's first RTT sample Linux's rate is unbounded (`sk_pacing_rate = ~0`): its
 //!   linger time is zero.
+//! * A push hands the subflow bytes, not segments: it stops at the edge of the peer's
+//!   data-level window (`mptcp_check_allowed_size`) and, once the burst is spent or the buffer
+//!   full, at the end of a data fragment, so the segment there is cut
+//!   ([`SendBuffer::cut`]). If the next push continues on the same subflow before the short
+//!   tail has left, the connection refills it ([`SendBuffer::collapse`]), as the kernel
+//!   appends to the same skb; if not, it leaves short, under Nagle's algorithm
+//!   ([`SubflowSender::nagle_holds`]).
 //! * No opportunistic retransmission, no penalization.
 //!
 //! Deviations: `sk_wmem_queued` is modelled from payload and segment counts
@@ -29,6 +36,9 @@
 //! re-pushing the connection's unacknowledged data, `mptcp_pm_subflow_chk_stale`).
 //!
 //! [`SubflowSender::pacing_rate_bps`]: crate::subflow::sender::SubflowSender::pacing_rate_bps
+//! [`SubflowSender::nagle_holds`]: crate::subflow::sender::SubflowSender::nagle_holds
+//! [`SendBuffer::cut`]: crate::meta::send::SendBuffer::cut
+//! [`SendBuffer::collapse`]: crate::meta::send::SendBuffer::collapse
 
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
@@ -147,11 +157,17 @@ impl Scheduler for Linux {
             self.current = None;
             return None;
         };
-        let rec = *ctx.meta().seg(seg)?;
+        let mut rec = *ctx.meta().seg(seg)?;
+        let wnd_end = ctx.meta().rwnd_limit();
         if !ctx.may_send(seg) {
-            return None;
+            // `mptcp_check_allowed_size`: the push takes the data up to the window's edge, so
+            // the segment is cut there (where cuts are possible).
+            if rec.dsn >= wnd_end || !ctx.meta_mut().cut(seg, wnd_end) {
+                return None;
+            }
+            rec = *ctx.meta().seg(seg)?;
         }
-        let window_left = ctx.meta().rwnd_limit().saturating_sub(rec.dsn);
+        let window_left = wnd_end.saturating_sub(rec.dsn);
         // `__subflow_push_pending` checks the burst and the send buffer only between data
         // fragments: the fragment being pushed goes out whole.
         let in_dfrag = rec.dsn < self.dfrag_end;
@@ -164,6 +180,17 @@ impl Scheduler for Linux {
         };
         if !in_dfrag {
             self.dfrag_end = (rec.dsn / DFRAG + 1) * DFRAG;
+        }
+        // The fragment ends inside this segment: if the push stops there (burst spent or the
+        // subflow's buffer full, `__subflow_push_pending`), the subflow's data ends there too.
+        // Whether the next push continues on this subflow (and the kernel appends to the same
+        // skb) is decided next: the connection joins the pieces again if it does.
+        let to_end = self.dfrag_end.saturating_sub(rec.dsn);
+        if to_end < u64::from(rec.len)
+            && (self.burst_left <= to_end || wmem(ctx, p) + to_end >= ctx.path_info(p).sndbuf)
+            && ctx.meta_mut().cut(seg, self.dfrag_end)
+        {
+            rec = *ctx.meta().seg(seg)?;
         }
         self.burst_left = self.burst_left.saturating_sub(u64::from(rec.len));
         Some(Assignment { path: p, seg })
@@ -196,11 +223,12 @@ mod tests {
 
     #[test]
     fn lower_linger_time_wins_the_next_burst() {
-        // The first push commits 66 segments to p0 (the 65,428-byte burst, finished to the
-        // end of its 32 KiB data fragment). p0 then has an RTT sample (a finite pacing rate);
-        // p1 holds nothing and has none: linger(p1) = 0 < linger(p0), so new data goes to p1.
+        // The first push commits all 65 segments to p0 (the 65,428-byte burst runs out inside
+        // the last one, which belongs to the same data fragment). p0 then has an RTT sample (a
+        // finite pacing rate); p1 holds nothing and has none: linger(p1) = 0 < linger(p0), so
+        // new data goes to p1.
         let mut ex = Exchange::new("linux", 2, 4, 1000);
-        ex.at(0).write(66);
+        ex.at(0).write(65);
         ex.send();
         ex.at(100).ack(0, 4, 1000);
         let sent = ex.send();
@@ -215,10 +243,82 @@ mod tests {
                 .filter(|s| s.0 == 1)
                 .map(|s| s.1)
                 .collect::<Vec<_>>(),
-            [66, 67, 68, 69],
+            [65, 66, 67, 68],
             "p1 sends its initial window of the new data, the rest waits in its queue: {sent:?}"
         );
         assert_eq!(ex.conn.path_info()[1].queued, 6 * MSS);
+    }
+
+    /// Wire transmissions so far as (path, DSN, length).
+    fn wire(ex: &Exchange) -> Vec<(u8, u64, u32)> {
+        ex.wire
+            .iter()
+            .map(|(d, _)| (d.path, d.dsn, d.len))
+            .collect()
+    }
+
+    #[test]
+    fn push_that_stops_inside_a_segment_cuts_it_and_the_rest_goes_to_the_next_winner() {
+        // 66,000 bytes: the first push (to p0, both linger times zero) spends its burst in the
+        // second data fragment, which ends at 65,536 inside segment 65; the push stops there
+        // (`__subflow_push_pending` checks the burst after each fragment), so p0's data ends
+        // at 65,536. When p0's ACK gives it a pacing rate, p1 (linger time zero) wins the
+        // remaining 464 bytes, a segment of its own.
+        let mut ex = Exchange::new("linux", 2, 4, 1000);
+        ex.at(0).write(66);
+        ex.send();
+        assert_eq!(ex.conn.path_info()[0].queued, 65_536 - 4 * MSS);
+        ex.at(100).ack(0, 4, 1000);
+        ex.send();
+        assert!(
+            wire(&ex).contains(&(1, 65_536, 464)),
+            "the rest on p1: {:?}",
+            wire(&ex)
+        );
+    }
+
+    #[test]
+    fn push_ends_at_the_window_edge_and_nagle_holds_the_second_short_segment() {
+        // `mptcp_check_allowed_size`: a peer window ending at 2,500 lets the push take bytes
+        // up to 2,500, the last segment 500 bytes long; nothing short is unacknowledged yet,
+        // so it leaves. The window then moves to 5,000 while the first short segment is still
+        // unacknowledged: the next push ends with another 500-byte segment, which Nagle's
+        // algorithm with Minshall's rule holds (`tcp_nagle_check`) until the first one is
+        // acknowledged.
+        let mut ex = Exchange::with_window("linux", &[1e6], 10, 2_500);
+        ex.at(0).write(10);
+        ex.send();
+        assert_eq!(wire(&ex), [(0, 0, 1000), (0, 1000, 1000), (0, 2000, 500)]);
+        ex.at(100).ack_bytes(0, Some(2_000), 2_000, 3_000);
+        ex.send();
+        assert_eq!(
+            wire(&ex)[3..],
+            [(0, 2500, 1000), (0, 3500, 1000)],
+            "the 500 bytes at 4,500 wait"
+        );
+        ex.at(110).ack_bytes(0, Some(2_500), 2_500, 2_500);
+        ex.send();
+        assert_eq!(wire(&ex)[5..], [(0, 4500, 500)]);
+    }
+
+    #[test]
+    fn a_push_that_continues_on_the_same_subflow_refills_its_short_tail() {
+        // The window edge at 2,500 cuts the third segment, but the congestion window (2
+        // segments) keeps it in p0's queue. The window opens to 4,000 before it leaves: the
+        // next push continues on p0 and the kernel appends to the same skb, so the wire sees
+        // two full segments, not a 500-byte one.
+        let mut ex = Exchange::with_window("linux", &[1e6], 2, 2_500);
+        ex.at(0).write(10);
+        ex.send();
+        assert_eq!(wire(&ex), [(0, 0, 1000), (0, 1000, 1000)]);
+        assert_eq!(ex.conn.path_info()[0].queued, 500);
+        // A window update only: nothing acknowledged on the subflow.
+        ex.at(50).ack_bytes(0, Some(0), 0, 4_000);
+        ex.send();
+        assert_eq!(ex.conn.path_info()[0].queued, 2_000);
+        ex.at(100).ack_bytes(0, None, 2_000, 2_000);
+        ex.send();
+        assert_eq!(wire(&ex)[2..], [(0, 2000, 1000), (0, 3000, 1000)]);
     }
 
     #[test]

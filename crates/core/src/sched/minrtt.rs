@@ -133,6 +133,11 @@ pub(crate) mod exchange {
         /// `npaths` subflows (named p0, p1, ...) with configured capacities `caps_bps`, Reno,
         /// `init_cwnd` segments each, a peer window of `rwnd_segs` segments.
         pub fn with_caps(sched: &str, caps_bps: &[f64], init_cwnd: u32, rwnd_segs: u64) -> Self {
+            Self::with_window(sched, caps_bps, init_cwnd, rwnd_segs * MSS)
+        }
+
+        /// As [`Exchange::with_caps`] with the peer's initial window in bytes.
+        pub fn with_window(sched: &str, caps_bps: &[f64], init_cwnd: u32, rwnd: u64) -> Self {
             let names: Vec<String> = (0..caps_bps.len()).map(|p| format!("p{p}")).collect();
             let sched = sched::build(sched, &names, caps_bps).expect("known scheduler");
             let mut conn = SenderConnection::new(
@@ -142,7 +147,7 @@ pub(crate) mod exchange {
                     mss: MSS as u32,
                     init_cwnd,
                     send_buffer: 1 << 20,
-                    initial_rwnd: rwnd_segs * MSS,
+                    initial_rwnd: rwnd,
                     min_rto: Duration::from_millis(200),
                     slow_start_after_idle: true,
                 },
@@ -186,6 +191,18 @@ pub(crate) mod exchange {
         /// An ACK on `path` covering everything sent on it so far, carrying a data-ACK of
         /// `data_ack_segs` and a window of `rwnd_segs` segments.
         pub fn ack(&mut self, path: PathId, data_ack_segs: u64, rwnd_segs: u64) -> &mut Self {
+            self.ack_bytes(path, None, data_ack_segs * MSS, rwnd_segs * MSS)
+        }
+
+        /// An ACK on `path` up to subflow sequence `upto` (everything sent on it if `None`),
+        /// data-ACK and window in bytes.
+        pub fn ack_bytes(
+            &mut self,
+            path: PathId,
+            upto: Option<u64>,
+            data_ack: u64,
+            rwnd: u64,
+        ) -> &mut Self {
             let last = self
                 .wire
                 .iter()
@@ -195,11 +212,11 @@ pub(crate) mod exchange {
                 .expect("something was sent on the path");
             let ack = Ack {
                 path,
-                ack: last.end(),
+                ack: upto.unwrap_or(last.end()),
                 sack: [SackBlock::default(); 3],
                 nsack: 0,
-                data_ack: data_ack_segs * MSS,
-                rwnd: rwnd_segs * MSS,
+                data_ack,
+                rwnd,
                 ts_ecr: last.ts_val,
                 ts_val: 0,
                 owd_echo: None,

@@ -208,6 +208,8 @@ pub struct SubflowSender {
     rtt: RttEstimator,
     snd_una: u64,
     snd_nxt: u64,
+    /// End of the last sub-MSS segment sent (Linux `snd_sml`, `tcp_minshall_update`).
+    snd_sml: u64,
     /// Scoreboard in sequence order; `front_no` is the absolute number of `board[0]`.
     board: VecDeque<Sent>,
     front_no: u64,
@@ -411,6 +413,7 @@ impl SubflowSender {
             rtt: RttEstimator::new(min_rto),
             snd_una: 0,
             snd_nxt: 0,
+            snd_sml: 0,
             board: VecDeque::new(),
             front_no: 0,
             sacked: RangeSet::new(),
@@ -468,6 +471,16 @@ impl SubflowSender {
     }
     pub fn segments_in_flight(&self) -> u64 {
         self.in_flight.div_ceil(self.mss as u64)
+    }
+    /// Nagle's algorithm with Minshall's rule holds back a new segment of `len` bytes as the
+    /// last one queued (`tcp_nagle_test` → `tcp_nagle_check`, net/ipv4/tcp_output.c, with
+    /// `TCP_NODELAY` off, Linux's default): a sub-MSS segment waits while data is in flight and
+    /// the previous sub-MSS segment is not yet acknowledged (`tcp_minshall_check`).
+    pub fn nagle_holds(&self, len: u32) -> bool {
+        len < self.mss
+            && !self.board.is_empty()
+            && self.snd_sml > self.snd_una
+            && self.snd_sml <= self.snd_nxt
     }
     /// Room for one more full segment in the congestion window (never before the subflow is
     /// established, so that no scheduler can use it, nor while pacing holds it back).
@@ -609,6 +622,9 @@ impl SubflowSender {
             retransmitted: false,
         };
         self.snd_nxt += len as u64;
+        if len < self.mss {
+            self.snd_sml = self.snd_nxt;
+        }
         self.in_flight += self.mss as u64;
         self.bytes_sent += len as u64;
         self.board.push_back(seg);
