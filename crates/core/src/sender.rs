@@ -565,7 +565,7 @@ impl SenderConnection {
                 // Committed: the meta level counts it as taken by `path` from now on.
                 self.meta.on_transmit(seg, path, now);
                 self.wq[p].push_back(seg);
-                self.info[p].queued += u64::from(self.meta.seg(seg).map_or(0, |r| r.len));
+                self.info[p].queued += u64::from(len);
                 continue;
             }
             if !self.may_carry(path) {

@@ -181,15 +181,8 @@ impl SendBuffer {
         }
         while left > 0 {
             let len = left.min(mss);
-            self.segs.push_back(SegRecord {
-                dsn: self.written,
-                len: len as u32,
-                chunk: chunk_id,
-                tx_mask: 0,
-                tx_time: [None; MAX_PATHS],
-                received: false,
-                reinject_from: 0,
-            });
+            self.segs
+                .push_back(Self::fresh(self.written, len as u32, chunk_id));
             self.written += len;
             left -= len;
         }
@@ -385,13 +378,7 @@ impl SendBuffer {
             return false;
         }
         self.segs[i].len -= rest as u32;
-        if joins_next {
-            let n = &mut self.segs[i + 1];
-            n.dsn = at;
-            n.len += rest as u32;
-        } else {
-            self.push_seg_back(at, rest as u32, s.chunk);
-        }
+        self.pass_on(i, at, rest as u32);
         if s.sent() {
             if let Some(ci) = self.chunk_index(s.chunk) {
                 let c = &mut self.chunks[ci];
@@ -445,21 +432,25 @@ impl SendBuffer {
     fn carry_excess(&mut self, no: SegNo) {
         let i = (no - self.base) as usize;
         let s = self.segs[i];
-        let excess = s.len - self.mss;
-        let at = s.dsn + u64::from(self.mss);
         self.segs[i].len = self.mss;
+        self.pass_on(i, s.dsn + u64::from(self.mss), s.len - self.mss);
+    }
+
+    /// Bytes `[at, at + len)`, just taken off the end of segment `i`, go to the next segment of
+    /// its chunk, or to a new segment after `i`. Only untouched records follow `i` (callers
+    /// check), so the new record in the middle of the buffer (the chunk's last segment with
+    /// more chunks behind it) may renumber the later chunks.
+    fn pass_on(&mut self, i: usize, at: u64, len: u32) {
+        let chunk = self.segs[i].chunk;
         match self.segs.get_mut(i + 1) {
-            Some(n) if n.chunk == s.chunk => {
+            Some(n) if n.chunk == chunk => {
                 n.dsn = at;
-                n.len += excess;
+                n.len += len;
             }
-            None => self.push_seg_back(at, excess, s.chunk),
+            None => self.push_seg_back(at, len, chunk),
             Some(_) => {
-                // The chunk's last segment with more chunks behind it: a new record in the
-                // middle; nothing above `high_touched` is held anywhere, so renumbering the
-                // later chunks is safe.
-                self.segs.insert(i + 1, Self::fresh(at, excess, s.chunk));
-                self.renumber_after(s.chunk, 1);
+                self.segs.insert(i + 1, Self::fresh(at, len, chunk));
+                self.renumber_after(chunk, 1);
             }
         }
     }
