@@ -173,8 +173,6 @@ fn minrtt_leaves_a_completion_gap_of_100ms_or_more() {
 /// chunk is reinjected. (With a 270 ms LTE path it skips what WiFi already delivered, as Linux's
 /// redundant scheduler skips data-ACKed data.)
 #[test]
-#[ignore = "measured 785,260 B (75%) since LTE joins 2 WiFi RTTs + 1.5 LTE RTTs after connect \
-            (MP_JOIN timeline): WiFi alone carries the first 0.2 s; needs >= 80%"]
 fn redundant_reinjects_nearly_every_byte_on_comparable_paths() {
     let sc = scenario(wifi_lte(0.070), chunk(MIB));
     let reinjected = f(&run(&sc, "redundant"), "reinjected_bytes");

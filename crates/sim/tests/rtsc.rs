@@ -80,7 +80,7 @@ fn reno_rate_matches_eq9() {
 /// R-TSC Eq. 11-18 (Fig. 7a-c): the MPTCP-LIA subflow rates the model predicts for given loss
 /// windows, within 10% of the simulator's, in the three Fig. 7 settings.
 #[test]
-#[ignore = "measured with lia: within 10% at c = (20, 5) Mbit/s but for x1 -10.7% at W^Loss (164, 27); at c0 = 40 Mbit/s the second subflow gets 19.5 pkt/s vs the model's 645 (-97%) for c1 = 10, 25 and 40 Mbit/s; not LIA's coupling: uncoupled Reno starves the same way (0.68 of 10 Mbit/s, 143 drops in 30 s), delayed-ACK bursts of 2-3 segments overflow the 3-packet buffer W^Loss - W^BDP leaves, which the fluid model does not see (with delayed_ack off: 6.4 Mbit/s); needs within 10%"]
+#[ignore = "measured on 5a2d53e (Linux CUBIC, MPTCP push cuts): with lia x1 -90.1% at c = (20, 5) Mbit/s W^Loss (92, 13) and -97.0% (19.4 vs 645 pkt/s) at c0 = 40 Mbit/s, c1 = 25 and 40 Mbit/s; the other cells within 7.4%. Earlier diagnosis: uncoupled Reno starves the same way, delayed-ACK bursts of 2-3 segments overflow the 3-packet buffer W^Loss - W^BDP leaves, which the fluid model does not see; needs within 10%"]
 fn lia_rates_match_eq17_18() {
     let pkts = |rate: f64| rate / 8.0 / WIRE;
     let bdp = |rate: f64| pkts(rate) * T_P;
@@ -166,9 +166,7 @@ const F_BPS: f64 = 35.85e6;
 /// 2% of f (the stream's tail delay is in its span). The paper's sender runs MPTCP-LIA; ours
 /// runs Reno (LIA is not in the simulator yet), the model R-TSC builds on (§III-B).
 #[test]
-#[ignore = "measured at c1 = 23 Mbit/s: p95 rtsc 0.025 s vs default 0.015 s once the receiver \
-            autotunes its buffer as Linux 6.18 does (6, 12, 35 Mbit/s still pass: 0.843 vs \
-            8.925 s, 0.044 vs 1.082 s, 0.015 vs 0.015 s); needs rtsc <= default"]
+#[ignore = "measured on 5a2d53e (Linux CUBIC, MPTCP push cuts): at c1 = 23 Mbit/s p95 rtsc 0.025 s vs default 0.015 s (6, 12, 35 Mbit/s pass: 0.843 vs 8.925 s, 0.044 vs 1.082 s, 0.015 vs 0.015 s); needs rtsc <= default"]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting() {
     let mut rows = String::new();
     let mut misses = vec![];
