@@ -2,4 +2,5 @@
 //! records ([`send`]), receive buffer with reassembly and the out-of-order queue ([`recv`]).
 
 pub mod recv;
+mod runs;
 pub mod send;

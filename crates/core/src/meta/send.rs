@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 
+use super::runs::UnsentRuns;
 use crate::packet::{PathId, MAX_PATHS};
 use crate::time::Time;
 
@@ -97,6 +98,9 @@ pub struct SendBuffer {
     /// Highest segment number ever committed or sent: everything above it is untouched, so
     /// its records may be re-cut without renumbering anything a subflow holds.
     high_touched: Option<SegNo>,
+    /// The runs of unsent segments, kept on every transition once a scheduler asked for them
+    /// ([`SendBuffer::unsent_runs`]); `None` until then, so other schedulers pay nothing.
+    runs: Option<UnsentRuns>,
 }
 
 impl SendBuffer {
@@ -116,6 +120,7 @@ impl SendBuffer {
             reinject: Default::default(),
             cuts: false,
             high_touched: None,
+            runs: None,
         }
     }
 
@@ -179,6 +184,7 @@ impl SendBuffer {
                 left -= add;
             }
         }
+        let old_end = self.end_seg();
         while left > 0 {
             let len = left.min(mss);
             self.segs
@@ -187,6 +193,9 @@ impl SendBuffer {
             left -= len;
         }
         let end = self.end_seg();
+        if let Some(r) = &mut self.runs {
+            r.insert_range(old_end, end);
+        }
         let written = self.written;
         let c = self.chunks.back_mut().unwrap();
         c.end = end;
@@ -242,6 +251,30 @@ impl SendBuffer {
         }
         self.base + i1 as u64
     }
+    /// The runs `[lo, hi)` of unsent segments that meet `[from, to)`, clipped to it, in
+    /// increasing order. The first call scans the buffer once; from then on the runs are kept
+    /// up to date on every transition (write, send, unassign, cut, collapse, data-ACK), so a
+    /// query costs O(log runs + runs returned) instead of a scan of the unsent segments.
+    pub fn unsent_runs(
+        &mut self,
+        from: SegNo,
+        to: SegNo,
+    ) -> impl Iterator<Item = (SegNo, SegNo)> + '_ {
+        if self.runs.is_none() {
+            let mut r = UnsentRuns::default();
+            for (i, s) in self.segs.iter().enumerate() {
+                if !s.sent() {
+                    r.insert_range(self.base + i as u64, self.base + i as u64 + 1);
+                }
+            }
+            self.runs = Some(r);
+        }
+        self.runs
+            .as_ref()
+            .into_iter()
+            .flat_map(move |r| r.within(from, to))
+    }
+
     pub fn data_ack(&self) -> u64 {
         self.data_ack
     }
@@ -413,6 +446,11 @@ impl SendBuffer {
         let ci = self.chunk_index(t.chunk);
         if k == n.len {
             self.segs.remove(i + 1);
+            if let Some(r) = &mut self.runs {
+                let gone = self.base + i as u64 + 1;
+                r.remove(gone);
+                r.shift_from(gone + 1, -1);
+            }
             self.renumber_after(t.chunk, -1);
         } else {
             let n = &mut self.segs[i + 1];
@@ -450,6 +488,11 @@ impl SendBuffer {
             None => self.push_seg_back(at, len, chunk),
             Some(_) => {
                 self.segs.insert(i + 1, Self::fresh(at, len, chunk));
+                if let Some(r) = &mut self.runs {
+                    let new = self.base + i as u64 + 1;
+                    r.shift_from(new, 1);
+                    r.insert(new);
+                }
                 self.renumber_after(chunk, 1);
             }
         }
@@ -471,6 +514,9 @@ impl SendBuffer {
     fn push_seg_back(&mut self, dsn: u64, len: u32, chunk: u64) {
         self.segs.push_back(Self::fresh(dsn, len, chunk));
         let end = self.end_seg();
+        if let Some(r) = &mut self.runs {
+            r.insert(end - 1);
+        }
         if let Some(ci) = self.chunk_index(chunk) {
             let c = &mut self.chunks[ci];
             c.end = end;
@@ -561,6 +607,9 @@ impl SendBuffer {
             if let Some(ci) = self.chunk_index(chunk) {
                 self.chunks[ci].unsent_bytes -= len;
             }
+            if let Some(r) = &mut self.runs {
+                r.remove(no);
+            }
         }
     }
 
@@ -584,6 +633,9 @@ impl SendBuffer {
             return;
         }
         let (len, chunk) = (s.len as u64, s.chunk);
+        if let Some(r) = &mut self.runs {
+            r.insert(no);
+        }
         if let Some(ci) = self.chunk_index(chunk) {
             let c = &mut self.chunks[ci];
             c.unsent_bytes += len;
@@ -625,6 +677,9 @@ impl SendBuffer {
             }
             self.segs.pop_front();
             self.base += 1;
+        }
+        if let Some(r) = &mut self.runs {
+            r.trim_below(self.base);
         }
         while let Some(c) = self.chunks.front() {
             if c.end_dsn <= self.data_ack && (c.closed || c.end_dsn == self.written) {
@@ -895,5 +950,74 @@ mod tests {
             (0, 2000, 3000, 1000)
         );
         assert_eq!(b.first_unsent(0), Some(2));
+    }
+
+    #[test]
+    fn unsent_runs_follow_writes_sends_cuts_collapses_and_data_acks() {
+        // Every transition that changes which records are unsent, in a random order; the kept
+        // runs must equal a scan of the records after each one.
+        let mut b = SendBuffer::new(1000, 1 << 20, 1 << 30);
+        b.enable_cuts();
+        b.write(3500, false);
+        assert_eq!(b.unsent_runs(0, 10).count(), 1, "the first call scans");
+        let mut x: u64 = 12345;
+        let mut rnd = |m: u64| {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (x >> 33) % m.max(1)
+        };
+        let now = Time(1);
+        let (mut cuts, mut collapses, mut returns) = (0, 0, 0);
+        for step in 0..5_000 {
+            let (base, end) = (b.base_seg(), b.end_seg());
+            let n = base + rnd(end - base);
+            match rnd(8) {
+                0 => {
+                    b.write(rnd(4000) + 1, rnd(3) == 0);
+                }
+                1..=3 => b.on_transmit(n, rnd(3) as PathId, now),
+                4 => {
+                    let p = rnd(3) as PathId;
+                    returns += u32::from(b.seg(n).is_some_and(|s| s.tx_mask == 1 << p));
+                    b.unassign(n, p);
+                }
+                5 => {
+                    // Cuts only apply above everything sent: aim near the end.
+                    let n = end.saturating_sub(1 + rnd(3)).max(base);
+                    let dsn = b.seg(n).map_or(0, |s| s.dsn + 1 + rnd(998));
+                    // Counted when the cut adds a record (the case that renumbers).
+                    cuts += u32::from(b.cut(n, dsn) && b.end_seg() > end);
+                }
+                6 => {
+                    // Counted when a whole record joins the one before (renumbers).
+                    b.collapse(n);
+                    collapses += u32::from(b.end_seg() < end);
+                }
+                _ => {
+                    let upto = b.seg(n).map_or(0, |s| s.dsn);
+                    let sent = (base..n).all(|k| b.seg(k).is_some_and(SegRecord::sent));
+                    if sent {
+                        b.on_data_ack(upto, 1 << 30);
+                    }
+                }
+            }
+            let (base, end) = (b.base_seg(), b.end_seg());
+            let mut want: Vec<(SegNo, SegNo)> = Vec::new();
+            for k in base..end {
+                if !b.seg(k).unwrap().sent() {
+                    match want.last_mut() {
+                        Some(last) if last.1 == k => last.1 = k + 1,
+                        _ => want.push((k, k + 1)),
+                    }
+                }
+            }
+            let got: Vec<_> = b.unsent_runs(base, end).collect();
+            assert_eq!(got, want, "step {step}");
+        }
+        assert!(
+            cuts > 0 && collapses > 0 && returns > 0,
+            "{cuts} {collapses} {returns}"
+        );
     }
 }

@@ -99,6 +99,7 @@
 
 use std::collections::VecDeque;
 
+use crate::estimate::Estimator;
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer};
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
@@ -206,7 +207,7 @@ pub fn build(base: &str, arg: Option<&str>, npaths: usize) -> Option<Box<dyn Sch
 
 /// A snapshot of the network estimates for one decision.
 #[derive(Clone, Debug)]
-pub(crate) struct NetView {
+pub(crate) struct NetView<'e> {
     n: usize,
     /// Subflows by increasing OWD (ties and unknowns by path number).
     order: [PathId; MAX_PATHS],
@@ -215,14 +216,18 @@ pub(crate) struct NetView {
     owd: [Option<f64>; MAX_PATHS],
     /// BW_p, bytes per nanosecond ([`sustained_rate`]).
     bw: [Option<f64>; MAX_PATHS],
-    /// δ between subflows p and q, ns (∞ while unknown).
-    delta: [[f64; MAX_PATHS]; MAX_PATHS],
+    /// Where δ between two subflows comes from: read per pair when asked ([`NetView::delta`]),
+    /// since a decision needs a few of the N² pairs (filling the matrix was a fifth of an
+    /// 8-path decision: issue "Speed at scale").
+    est: &'e Estimator,
+    k: f64,
+    fixed_delta_ns: Option<f64>,
     /// `owd` comes from the estimator (not the srtt fallback), so its bins can be consulted.
     measured: bool,
 }
 
-impl NetView {
-    pub(crate) fn new(ctx: &SchedCtx<'_>, params: &Params) -> Self {
+impl<'e> NetView<'e> {
+    pub(crate) fn new(ctx: &SchedCtx<'e>, params: &Params) -> Self {
         let n = ctx.npaths();
         let est = ctx.estimator();
         let mut owd = [None; MAX_PATHS];
@@ -259,25 +264,14 @@ impl NetView {
             let by = ctx.by_srtt();
             order[..n].copy_from_slice(&by);
         }
-        let mut delta = [[f64::INFINITY; MAX_PATHS]; MAX_PATHS];
-        for (p, row) in delta.iter_mut().enumerate().take(n) {
-            for (q, d) in row.iter_mut().enumerate().take(n) {
-                *d = if p == q {
-                    0.0
-                } else if let Some(fixed) = params.fixed_delta_ns {
-                    fixed
-                } else {
-                    est.delta_owd_stddev(p, q)
-                        .map_or(f64::INFINITY, |s| params.k * s)
-                };
-            }
-        }
         NetView {
             n,
             order,
             owd,
             bw,
-            delta,
+            est,
+            k: params.k,
+            fixed_delta_ns: params.fixed_delta_ns,
             measured,
         }
     }
@@ -298,7 +292,18 @@ impl NetView {
     }
     /// δ between two subflows, ns (line 5); ∞ while the spread of ΔOWD is unknown.
     pub(crate) fn delta(&self, p: PathId, q: PathId) -> f64 {
-        self.delta[p as usize][q as usize]
+        let (p, q) = (p as usize, q as usize);
+        if p >= self.n || q >= self.n {
+            f64::INFINITY
+        } else if p == q {
+            0.0
+        } else if let Some(fixed) = self.fixed_delta_ns {
+            fixed
+        } else {
+            self.est
+                .delta_owd_stddev(p, q)
+                .map_or(f64::INFINITY, |s| self.k * s)
+        }
     }
     /// Bandwidth estimate, bytes per ns (line 15).
     pub(crate) fn bw(&self, p: PathId) -> Option<f64> {

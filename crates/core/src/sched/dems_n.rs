@@ -156,36 +156,31 @@ impl DemsN {
         }
     }
 
-    /// The untransmitted gaps of chunk `c` and their fronts.
+    /// The untransmitted gaps of chunk `c` and their fronts. The runs of unsent segments come
+    /// from the buffer, which keeps them on every transition (a scan over the unsent segments
+    /// here was most of an 8-path decision: issue "Speed at scale").
     fn gaps(meta: &mut SendBuffer, c: &Chunk, plan: &Plan, n: usize) -> Vec<Gap> {
         let (Some(lo), Some(hi)) = (meta.first_unsent(c.id), meta.last_unsent(c.id)) else {
             return Vec::new();
         };
-        let mut gaps = Vec::new();
-        let mut s = lo;
-        while s <= hi {
-            if !unsent(meta, s) {
-                s += 1;
-                continue;
-            }
-            let start = s;
-            s = meta.unsent_run_end(s, hi);
-            let mut g = Gap {
-                lo: start,
-                hi: s,
-                fwd: None,
-                bwd: None,
-            };
-            for p in 0..n as PathId {
-                match plan.run[p as usize] {
-                    Some(r) if r.forward && r.next == g.lo => g.fwd = Some(p),
-                    Some(r) if !r.forward && r.next + 1 == g.hi => g.bwd = Some(p),
-                    _ => {}
+        meta.unsent_runs(lo, hi + 1)
+            .map(|(lo, hi)| {
+                let mut g = Gap {
+                    lo,
+                    hi,
+                    fwd: None,
+                    bwd: None,
+                };
+                for p in 0..n as PathId {
+                    match plan.run[p as usize] {
+                        Some(r) if r.forward && r.next == g.lo => g.fwd = Some(p),
+                        Some(r) if !r.forward && r.next + 1 == g.hi => g.bwd = Some(p),
+                        _ => {}
+                    }
                 }
-            }
-            gaps.push(g);
-        }
-        gaps
+                g
+            })
+            .collect()
     }
 
     /// A new run for subflow `j` (see the module doc).

@@ -218,7 +218,9 @@ impl<'a> SchedCtx<'a> {
     pub fn meta_mut(&mut self) -> &mut SendBuffer {
         self.meta
     }
-    pub fn estimator(&self) -> &Estimator {
+    /// The estimator, borrowed for the whole context (a scheduler may keep a view of it while
+    /// it changes the meta buffer).
+    pub fn estimator(&self) -> &'a Estimator {
         self.est
     }
     /// Whether segment `n` exists and fits the peer's receive window.
