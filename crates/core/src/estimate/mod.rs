@@ -25,6 +25,8 @@ pub const OWD_ALPHA: f64 = 0.25;
 pub const BIF_BIN_BYTES: u64 = 10_000;
 /// Bins per subflow; bytes in flight beyond the last bin share it (1.28 MB and more).
 const BINS: usize = 128;
+/// Bins per subflow, for callers that keep one value per bin ([`Estimator::owd_bin_if_constant`]).
+pub const OWD_BINS: usize = BINS;
 // `PathEstimate::populated` has one bit per bin.
 const _: () = assert!(BINS <= 128);
 /// ΔOWD samples kept for the standard deviation.
@@ -165,6 +167,10 @@ impl Estimator {
         });
     }
 
+    /// Paths the estimator knows.
+    pub fn npaths(&self) -> usize {
+        self.paths.len()
+    }
     pub fn has_owd(&self, p: usize) -> bool {
         self.paths[p].overall.is_some()
     }
@@ -220,6 +226,35 @@ impl Estimator {
             }
             (None, None) => None,
         }
+    }
+
+    /// The 10 KB bin of `bif` bytes in flight on path `p`, if [`Estimator::owd`] answers the same
+    /// for every `bif` of that bin (every case but the extrapolation above the highest populated
+    /// bin, which grows with `bif` itself): a caller that looks up many copies' OWDs may keep
+    /// one answer per bin while no sample arrives.
+    pub fn owd_bin_if_constant(&self, p: usize, bif: u64) -> Option<usize> {
+        let pe = &self.paths[p];
+        let want = ((bif / BIF_BIN_BYTES) as usize).min(BINS - 1);
+        // Populated at or above `want`: a bin's own value, or an interpolation between two
+        // populated bins, or the lowest one's value below it.
+        let at_or_above = pe.populated & !((1u128 << want) - 1);
+        (at_or_above != 0).then_some(want)
+    }
+
+    /// The largest populated bin's OWD on path `p`: with [`Estimator::owd`] at the largest
+    /// bytes in flight of interest, a bound on what `owd` answers below it (interpolations lie
+    /// between populated bins, the extrapolation grows with the bytes in flight).
+    pub fn owd_bins_max(&self, p: usize) -> Option<f64> {
+        let pe = &self.paths[p];
+        let mut m = pe.populated;
+        let mut best: Option<f64> = None;
+        while m != 0 {
+            let i = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let v = pe.bins[i].expect("populated");
+            best = Some(best.map_or(v, |b: f64| b.max(v)));
+        }
+        best
     }
 
     /// Unbinned OWD EWMA of path `p`.

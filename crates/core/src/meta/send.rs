@@ -58,6 +58,34 @@ impl SegRecord {
     }
 }
 
+/// A change of the transmission records, for a scheduler that keeps its own index of them
+/// ([`SendBuffer::record_tx_events`]).
+#[derive(Clone, Copy, Debug)]
+pub enum TxEvent {
+    /// Segment `seg` was sent on `path` at `at`; `before` was its previous transmission there
+    /// (a retransmission or tail-loss probe), if any.
+    Sent {
+        seg: SegNo,
+        chunk: u64,
+        path: PathId,
+        before: Option<Time>,
+        at: Time,
+    },
+    /// Segment `seg`, committed to `path` at `before`, returned to the unsent data.
+    Returned {
+        seg: SegNo,
+        chunk: u64,
+        path: PathId,
+        before: Time,
+    },
+    /// Segment `seg` was reported received, or left the buffer without such a report (the
+    /// data-ACK covered it); `rec` is its record then.
+    Done { seg: SegNo, rec: SegRecord },
+    /// A record was inserted or removed in the middle of the buffer (a cut or a collapse):
+    /// segment numbers from some point on moved.
+    Renumbered,
+}
+
 /// One chunk: segments `[first, end)`; `end` grows while the chunk is open.
 #[derive(Clone, Copy, Debug)]
 pub struct Chunk {
@@ -101,6 +129,9 @@ pub struct SendBuffer {
     /// The runs of unsent segments, kept on every transition once a scheduler asked for them
     /// ([`SendBuffer::unsent_runs`]); `None` until then, so other schedulers pay nothing.
     runs: Option<UnsentRuns>,
+    /// Transmission-record changes since the scheduler last took them, once it asked for them
+    /// ([`SendBuffer::record_tx_events`]).
+    journal: Option<Vec<TxEvent>>,
 }
 
 impl SendBuffer {
@@ -121,6 +152,7 @@ impl SendBuffer {
             cuts: false,
             high_touched: None,
             runs: None,
+            journal: None,
         }
     }
 
@@ -273,6 +305,19 @@ impl SendBuffer {
             .as_ref()
             .into_iter()
             .flat_map(move |r| r.within(from, to))
+    }
+
+    /// Start keeping a journal of [`TxEvent`]s (nothing is kept before this call), for a
+    /// scheduler that indexes the transmission records instead of scanning them.
+    pub fn record_tx_events(&mut self) {
+        self.journal.get_or_insert_with(Vec::new);
+    }
+
+    /// Move the journal's events, oldest first, to the end of `out`.
+    pub fn take_tx_events(&mut self, out: &mut Vec<TxEvent>) {
+        if let Some(j) = &mut self.journal {
+            out.append(j);
+        }
     }
 
     pub fn data_ack(&self) -> u64 {
@@ -451,6 +496,9 @@ impl SendBuffer {
                 r.remove(gone);
                 r.shift_from(gone + 1, -1);
             }
+            if let Some(j) = &mut self.journal {
+                j.push(TxEvent::Renumbered);
+            }
             self.renumber_after(t.chunk, -1);
         } else {
             let n = &mut self.segs[i + 1];
@@ -492,6 +540,9 @@ impl SendBuffer {
                     let new = self.base + i as u64 + 1;
                     r.shift_from(new, 1);
                     r.insert(new);
+                }
+                if let Some(j) = &mut self.journal {
+                    j.push(TxEvent::Renumbered);
                 }
                 self.renumber_after(chunk, 1);
             }
@@ -600,6 +651,15 @@ impl SendBuffer {
             self.reinjected_bytes += s.len as u64;
             self.reinjected_segments += 1;
         }
+        if let Some(j) = &mut self.journal {
+            j.push(TxEvent::Sent {
+                seg: no,
+                chunk: s.chunk,
+                path: p,
+                before: s.tx_time[p as usize],
+                at: now,
+            });
+        }
         s.tx_mask |= 1 << p;
         s.tx_time[p as usize] = Some(now);
         if first_send {
@@ -627,6 +687,14 @@ impl SendBuffer {
         if !s.sent_on(p) {
             return;
         }
+        if let (Some(j), Some(before)) = (&mut self.journal, s.tx_time[p as usize]) {
+            j.push(TxEvent::Returned {
+                seg: no,
+                chunk: s.chunk,
+                path: p,
+                before,
+            });
+        }
         s.tx_mask &= !(1u8 << p);
         s.tx_time[p as usize] = None;
         if s.sent() {
@@ -648,6 +716,11 @@ impl SendBuffer {
     pub fn on_received(&mut self, no: SegNo) {
         if let Some(i) = no.checked_sub(self.base) {
             if let Some(s) = self.segs.get_mut(i as usize) {
+                if let (Some(j), false) = (&mut self.journal, s.received) {
+                    let mut rec = *s;
+                    rec.received = true;
+                    j.push(TxEvent::Done { seg: no, rec });
+                }
                 s.received = true;
             }
         }
@@ -674,6 +747,12 @@ impl SendBuffer {
         while let Some(s) = self.segs.front() {
             if s.end() > self.data_ack {
                 break;
+            }
+            if let (Some(j), false) = (&mut self.journal, s.received) {
+                j.push(TxEvent::Done {
+                    seg: self.base,
+                    rec: *s,
+                });
             }
             self.segs.pop_front();
             self.base += 1;

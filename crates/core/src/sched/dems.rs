@@ -309,6 +309,10 @@ impl<'e> NetView<'e> {
     pub(crate) fn bw(&self, p: PathId) -> Option<f64> {
         self.bw[p as usize]
     }
+    /// `owd` comes from the estimator (its bins may be consulted), not the srtt fallback.
+    pub(crate) fn measured(&self) -> bool {
+        self.measured
+    }
 }
 
 /// The `k`-th chunk of the buffer, oldest first (a copy, so the buffer can be borrowed again).
@@ -1007,6 +1011,40 @@ mod tests {
         // Equal shares before any bandwidth estimate: path 2 pairs with the head front, both
         // take [2, 19) (17 segments, 8.5 each), path 1 alone takes [19, 28) (9).
         assert_eq!(sent[4..], on(2, [18, 17])[..]);
+    }
+
+    #[test]
+    fn three_subflows_met_dems_s_reinjects_the_latest_expected_copies_first() {
+        // Path 0 (OWD 10 ms) takes the head, path 1 (30 ms) the tail, path 2 (60 ms) the
+        // middle; everything sent at once, so a copy is expected at its path's OWD: path 2's
+        // first, then path 1's, each from its lowest segment (ties). Every search of the
+        // closed chunk's copy index is checked against the walk it replaces (cfg(test)).
+        let mut n = net("dems-s", &[4, 4, 2]);
+        n.owd(&[10, 30, 60]).write(10, true);
+        let sent = n.drain();
+        assert_eq!(n.unsent(), 0, "{sent:?}");
+        let on2: Vec<SegNo> = sent.iter().filter(|s| s.0 == 2).map(|s| s.1).collect();
+        let mut on1: Vec<SegNo> = sent.iter().filter(|s| s.0 == 1).map(|s| s.1).collect();
+        on1.sort();
+        n.at_ms(5).ack(0, 2);
+        let again = n.drain();
+        let want: Vec<(PathId, SegNo)> = on(0, on2.iter().chain(&on1).copied().take(again.len()));
+        assert_eq!(again, want);
+        assert!(again.len() >= 3, "{again:?}");
+    }
+
+    #[test]
+    fn three_subflows_met_dems_f_copies_only_while_eq11_holds() {
+        // δ = 5 ms: path 0 may copy a byte of path q while now − t_q ≤ OWD_q − 10 ms + 5 ms,
+        // i.e. path 2's bytes for 55 ms, path 1's for 25 ms.
+        for (at, want) in [(20, 3), (40, 2), (70, 0)] {
+            let mut n = net("dems-f:delta=5ms", &[4, 4, 2]);
+            n.owd(&[10, 30, 60]).write(10, true).drain();
+            n.at_ms(at).ack(0, 4);
+            let again = n.drain();
+            assert!(again.iter().all(|s| s.0 == 0), "{again:?}");
+            assert_eq!(again.len().min(3), want, "at {at} ms: {again:?}");
+        }
     }
 
     #[test]

@@ -51,13 +51,25 @@
 //! Two subflows need no such choice, since the X of Fig. 7 orders the bytes by expected arrival
 //! along the walk past the meeting point; with N subflows the regions interleave and a walk
 //! would stop at the first old byte of a middle subflow, short of the slowest one's.
+//!
+//! **Cost (issue "Speed at scale").** Nothing here scans the chunk per decision: the gaps come
+//! from the runs of unsent segments the send buffer keeps ([`SendBuffer::unsent_runs`]), and
+//! the reinjection candidates of a closed chunk from an index of its copies ([`Copies`]),
+//! updated from the buffer's journal of transmissions and receptions ([`TxEvent`]) and
+//! searched by a bound on the expected arrival. Both give exactly what the scans gave (an
+//! open chunk, which may still grow, is still walked); tests check the index against the walk
+//! on every search.
 
-use crate::meta::send::{Chunk, SegNo, SendBuffer};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::estimate::{Estimator, OWD_BINS};
+use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer, TxEvent};
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::dems::{
-    chunk_at, copy_owd, reinjection_pays_off, NetView, Params, Reinjection, SendLog,
-};
+use crate::sched::dems::{chunk_at, NetView, Params, Reinjection, SendLog};
+#[cfg(doc)]
+use crate::sched::dems::{copy_owd, reinjection_pays_off};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
+use crate::time::Time;
 
 /// A subflow's position in the chunk: the next segment of its run and the direction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +91,70 @@ pub struct DemsN {
     params: Params,
     plans: Vec<Plan>,
     log: SendLog,
+    memo: OwdMemo,
+    /// The copies of closed, fully transmitted chunks, indexed for reinjection.
+    copies: Vec<Copies>,
+    /// The buffer keeps a journal of transmission-record changes for `copies`.
+    journal_on: bool,
+    events: Vec<TxEvent>,
+    /// Per path: the largest bytes in flight any of its copies was logged with (a bound).
+    max_bif: [u64; MAX_PATHS],
+    /// Per path: ([`Estimator::owd_samples`] when computed, [`Estimator::owd_bins_max`]).
+    bins_max: [(u64, Option<f64>); MAX_PATHS],
+}
+
+/// The estimator's OWD per (path, bin) within one decision, for the bins where it does not
+/// depend on the exact bytes in flight ([`Estimator::owd_bin_if_constant`]): the reinjection
+/// walk asks for the OWD of every copy in the chunk, and copies share a few dozen bins.
+#[derive(Debug)]
+struct OwdMemo {
+    decision: u64,
+    /// (decision it was filled in, value), by `path * OWD_BINS + bin`.
+    slots: Vec<(u64, f64)>,
+}
+
+impl OwdMemo {
+    fn new() -> Self {
+        OwdMemo {
+            decision: 1,
+            slots: vec![(0, 0.0); MAX_PATHS * OWD_BINS],
+        }
+    }
+
+    /// Forget every value: the estimator may have changed since the last decision.
+    fn next_decision(&mut self) {
+        self.decision += 1;
+    }
+
+    /// [`copy_owd`], with the estimator's answer kept per bin.
+    fn copy_owd(
+        &mut self,
+        est: &Estimator,
+        view: &NetView,
+        log: &SendLog,
+        q: PathId,
+        seg: SegNo,
+    ) -> Option<f64> {
+        let at_send = match (view.measured(), log.bif(seg, q)) {
+            (true, Some(b)) => match est.owd_bin_if_constant(q as usize, b) {
+                Some(bin) => {
+                    let slot = &mut self.slots[q as usize * OWD_BINS + bin];
+                    if slot.0 == self.decision {
+                        Some(slot.1)
+                    } else {
+                        let v = est.owd(q as usize, b);
+                        if let Some(v) = v {
+                            *slot = (self.decision, v);
+                        }
+                        v
+                    }
+                }
+                None => est.owd(q as usize, b),
+            },
+            _ => None,
+        };
+        at_send.or(view.owd(q))
+    }
 }
 
 /// A gap of untransmitted segments `[lo, hi)` and the subflows fronting its ends.
@@ -100,6 +176,12 @@ impl DemsN {
             params,
             plans: Vec::new(),
             log: SendLog::default(),
+            memo: OwdMemo::new(),
+            copies: Vec::new(),
+            journal_on: false,
+            events: Vec::new(),
+            max_bif: [0; MAX_PATHS],
+            bins_max: [(u64::MAX, None); MAX_PATHS],
         }
     }
 
@@ -305,8 +387,13 @@ impl DemsN {
     }
 
     /// The chunk is fully transmitted: subflow `j`'s reinjection, if its policy wants one.
+    ///
+    /// Among the qualifying copies, the one whose earliest copy is expected last (ties to the
+    /// lowest segment). A closed chunk is searched through its [`Copies`] index, an open one
+    /// (it may still grow) by a walk over its segments; both evaluate a segment exactly as
+    /// [`reinjection_pays_off`] and [`copy_owd`] say.
     fn reinjection(
-        &self,
+        &mut self,
         ctx: &SchedCtx<'_>,
         view: &NetView,
         c: &Chunk,
@@ -315,11 +402,9 @@ impl DemsN {
         if self.params.reinjection == Reinjection::None {
             return None;
         }
-        let meta = ctx.meta();
-        let mut best: Option<(f64, SegNo)> = None;
-        // Per-decision constants, hoisted out of the walk over the chunk (issue "Speed at
-        // scale": the walk is O(segments), each step was O(N) more): the subflows in the view,
-        // those j is faster than (after j in `NetView::order`), and line 16-17's D = 0 ≥ thres_j.
+        let adaptive = self.params.reinjection == Reinjection::Adaptive;
+        // The subflows in the view, those j is faster than (after j in `NetView::order`),
+        // and line 16-17's D = 0 ≥ thres_j.
         let in_view: u32 = view.order().iter().fold(0, |m, &q| m | 1 << q);
         let slower_than_j: u32 = view
             .order()
@@ -327,49 +412,124 @@ impl DemsN {
             .skip_while(|&&q| q != j)
             .skip(1)
             .fold(0, |m, &q| m | 1 << q);
-        let j_may_send_new =
-            self.params.reinjection == Reinjection::Adaptive && self.may_send_new(view, j, 0);
-        for seg in c.first.max(meta.base_seg())..c.end {
-            let Some(rec) = meta.seg(seg) else { break };
-            if rec.received || rec.sent_on(j) || !rec.sent() {
-                continue;
+        let j_may_send_new = adaptive && self.may_send_new(view, j, 0);
+        // Line 16-17 for dems-f: with D = 0 < thres_j, j may only copy bytes that no faster
+        // subflow carries; when no subflow is slower than j, no byte qualifies.
+        let allowed: u32 = if adaptive && !j_may_send_new {
+            slower_than_j
+        } else {
+            u32::MAX
+        };
+        if allowed == 0 {
+            return None;
+        }
+        let mut slack = [0.0; MAX_PATHS];
+        if adaptive {
+            for &q in view.order() {
+                slack[q as usize] = view.delta(j, q);
             }
-            let carriers = || {
-                view.order()
-                    .iter()
-                    .copied()
-                    .filter(|&q| q != j && rec.sent_on(q))
-            };
-            let carrier_mask = u32::from(rec.tx_mask) & in_view & !(1u32 << j);
-            let ok = match self.params.reinjection {
-                Reinjection::None => false,
-                Reinjection::Simple => true,
-                Reinjection::Adaptive => {
-                    (carrier_mask & !slower_than_j == 0 || j_may_send_new)
-                        && carriers().all(|q| {
-                            rec.tx_time[q as usize].is_some_and(|t| {
-                                reinjection_pays_off(ctx, view, &self.log, j, q, seg, t)
-                            })
-                        })
+        }
+        let mut judge = Judge {
+            now: ctx.now,
+            est: ctx.estimator(),
+            view,
+            log: &self.log,
+            memo: &mut self.memo,
+            j,
+            adaptive,
+            in_view,
+            allowed,
+            oj: view.owd(j),
+            slack,
+        };
+        judge.memo.next_decision();
+        let meta = ctx.meta();
+        let best = match self.copies.iter().position(|k| k.chunk == c.id) {
+            Some(k) => {
+                let bound = |q: PathId| {
+                    copy_owd_bound(
+                        judge.est,
+                        view,
+                        &mut self.bins_max,
+                        self.max_bif[q as usize],
+                        q,
+                    )
+                };
+                self.copies[k].best(meta, &mut judge, bound)
+            }
+            None if c.closed => {
+                self.copies.push(Copies::build(meta, c, judge.est));
+                let bound = |q: PathId| {
+                    copy_owd_bound(
+                        judge.est,
+                        view,
+                        &mut self.bins_max,
+                        self.max_bif[q as usize],
+                        q,
+                    )
+                };
+                self.copies
+                    .last()
+                    .expect("pushed")
+                    .best(meta, &mut judge, bound)
+            }
+            None => {
+                let mut best: Option<(f64, SegNo)> = None;
+                for seg in c.first.max(meta.base_seg())..c.end {
+                    let Some(rec) = meta.seg(seg) else { break };
+                    if let Some(arrival) = judge.arrival(rec, seg) {
+                        if best.is_none_or(|(a, _)| arrival > a) {
+                            best = Some((arrival, seg));
+                        }
+                    }
                 }
-            };
-            if !ok {
-                continue;
+                best
             }
-            // When its earliest copy is expected at the receiver (send time + that copy's
-            // OWD; the send time alone without estimates): the latest one is the laggard.
-            let arrival = carriers()
-                .filter_map(|q| {
-                    let t = rec.tx_time[q as usize]?.0 as f64;
-                    Some(t + copy_owd(ctx, view, &self.log, q, seg).unwrap_or(0.0))
-                })
-                .fold(f64::INFINITY, f64::min);
-            if best.is_none_or(|(a, _)| arrival > a) {
-                best = Some((arrival, seg));
+        };
+        // Tests compare every indexed search with the walk it replaces.
+        #[cfg(test)]
+        {
+            let mut walk: Option<(f64, SegNo)> = None;
+            for seg in c.first.max(meta.base_seg())..c.end {
+                let Some(rec) = meta.seg(seg) else { break };
+                if let Some(arrival) = judge.arrival(rec, seg) {
+                    if walk.is_none_or(|(a, _)| arrival > a) {
+                        walk = Some((arrival, seg));
+                    }
+                }
             }
+            let bits = |b: Option<(f64, SegNo)>| b.map(|(a, s)| (a.to_bits(), s));
+            assert_eq!(bits(walk), bits(best), "chunk {} subflow {j}", c.id);
         }
         let seg = best?.1;
         ctx.may_send(seg).then_some(seg)
+    }
+
+    /// Bring the [`Copies`] indexes up to date with what the buffer changed since the last
+    /// decision.
+    fn apply_tx_events(&mut self, meta: &mut SendBuffer, est: &Estimator) {
+        meta.take_tx_events(&mut self.events);
+        if !self.copies.is_empty() {
+            for e in &self.events {
+                match *e {
+                    TxEvent::Renumbered => {
+                        self.copies.clear();
+                        break;
+                    }
+                    TxEvent::Sent { seg, chunk, .. } | TxEvent::Returned { seg, chunk, .. } => {
+                        if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == chunk) {
+                            k.relist(seg, meta.seg(seg), est);
+                        }
+                    }
+                    TxEvent::Done { seg, rec } => {
+                        if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == rec.chunk) {
+                            k.relist(seg, None, est);
+                        }
+                    }
+                }
+            }
+        }
+        self.events.clear();
     }
 
     fn pick(&mut self, ctx: &mut SchedCtx<'_>, view: &NetView, j: PathId) -> Option<SegNo> {
@@ -388,14 +548,287 @@ impl DemsN {
     }
 }
 
+/// What a reinjection decision for subflow `j` holds constant over the candidates, and the
+/// per-segment verdict.
+struct Judge<'a, 'e> {
+    now: Time,
+    est: &'e Estimator,
+    view: &'a NetView<'e>,
+    log: &'a SendLog,
+    memo: &'a mut OwdMemo,
+    j: PathId,
+    adaptive: bool,
+    in_view: u32,
+    /// Carriers a candidate may have (line 16-17's gate for dems-f).
+    allowed: u32,
+    oj: Option<f64>,
+    /// δ between j and each subflow (dems-f).
+    slack: [f64; MAX_PATHS],
+}
+
+impl Judge<'_, '_> {
+    /// The expected arrival of segment `seg`'s earliest copy if `j` may copy it (Eq. 11/12
+    /// against every carrier for dems-f), else `None`.
+    fn arrival(&mut self, rec: &SegRecord, seg: SegNo) -> Option<f64> {
+        if rec.received || rec.sent_on(self.j) || !rec.sent() {
+            return None;
+        }
+        let carriers = u32::from(rec.tx_mask) & self.in_view & !(1u32 << self.j);
+        if carriers & !self.allowed != 0 {
+            return None;
+        }
+        // Send time + that copy's OWD; the send time alone without estimates.
+        let mut arrival = f64::INFINITY;
+        let mut m = carriers;
+        while m != 0 {
+            let q = m.trailing_zeros() as PathId;
+            m &= m - 1;
+            let Some(t) = rec.tx_time[q as usize] else {
+                if self.adaptive {
+                    return None;
+                }
+                continue;
+            };
+            let co = self.memo.copy_owd(self.est, self.view, self.log, q, seg);
+            if self.adaptive {
+                let pays = match (co, self.oj) {
+                    (Some(oq), Some(oi)) => {
+                        self.now.saturating_since(t).as_nanos() as f64
+                            <= (oq - oi) + self.slack[q as usize]
+                    }
+                    _ => true,
+                };
+                if !pays {
+                    return None;
+                }
+            }
+            arrival = arrival.min(t.0 as f64 + co.unwrap_or(0.0));
+        }
+        Some(arrival)
+    }
+}
+
+/// A bound on the OWD [`copy_owd`] gives any copy on subflow `q` (what a copy adds to its send
+/// time in the expected arrival), from the largest populated bin, the estimate at the largest
+/// logged bytes in flight, and the current estimate; with a margin for rounding.
+fn copy_owd_bound(
+    est: &Estimator,
+    view: &NetView,
+    cache: &mut [(u64, Option<f64>); MAX_PATHS],
+    max_bif: u64,
+    q: PathId,
+) -> f64 {
+    let qi = q as usize;
+    // Without an estimate `copy_owd` is `None` and the arrival is the send time.
+    let mut c = view.owd(q).unwrap_or(0.0);
+    if view.measured() {
+        let samples = est.owd_samples(qi);
+        if cache[qi].0 != samples {
+            cache[qi] = (samples, est.owd_bins_max(qi));
+        }
+        for v in [cache[qi].1, est.owd(qi, max_bif)].into_iter().flatten() {
+            c = c.max(v);
+        }
+    }
+    c + c.abs() * 1e-9 + 1.0
+}
+
+/// The segments of a closed chunk whose bytes are all transmitted that the receiver has not
+/// reported, each listed under one of its copies: by (that copy's subflow, the set of subflows
+/// carrying the segment), ordered by the copy's send time. Kept up to date from the buffer's
+/// [`TxEvent`]s.
+///
+/// A reinjection for subflow `j` wants the candidate whose earliest copy is expected last. A
+/// segment listed under a copy that left subflow `q` at `t` is expected no later than that
+/// copy, `t` + its OWD ≤ `t` + B_q ([`copy_owd_bound`]), so the search visits the lists whose
+/// carriers `j` may add to (not `j` itself; for dems-f only carriers line 16-17 allows) by
+/// decreasing `t` + B_q, merged, and stops once that bound falls below the best arrival found:
+/// every segment not visited is expected earlier. For dems-f a list also ends where Eq. 11/12
+/// can no longer hold for its copy (copies only get older). Exact: each visited segment is
+/// judged as the walk judges it, ties to the lowest segment.
+#[derive(Debug)]
+struct Copies {
+    chunk: u64,
+    lists: BTreeMap<(PathId, u8), BTreeSet<(Time, SegNo)>>,
+    /// Where each segment is listed (send time, subflow, carriers), by `seg - first`.
+    first: SegNo,
+    at: Vec<Option<(Time, PathId, u8)>>,
+}
+
+/// A list's next segment in a search: its bound first (a max-heap on `t` + B_q).
+struct Head {
+    bound: f64,
+    seg: SegNo,
+    list: usize,
+}
+
+impl PartialEq for Head {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Head {}
+impl PartialOrd for Head {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Head {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.bound
+            .total_cmp(&o.bound)
+            .then(self.list.cmp(&o.list).reverse())
+    }
+}
+
+impl Copies {
+    fn build(meta: &SendBuffer, c: &Chunk, est: &Estimator) -> Self {
+        let mut k = Copies {
+            chunk: c.id,
+            lists: BTreeMap::new(),
+            first: c.first,
+            at: Vec::new(),
+        };
+        for seg in c.first.max(meta.base_seg())..c.end {
+            let Some(rec) = meta.seg(seg) else { break };
+            k.relist(seg, Some(rec), est);
+        }
+        k
+    }
+
+    fn slot(&mut self, seg: SegNo) -> Option<&mut Option<(Time, PathId, u8)>> {
+        let i = seg.checked_sub(self.first)? as usize;
+        if i >= self.at.len() {
+            self.at.resize(i + 1, None);
+        }
+        self.at.get_mut(i)
+    }
+
+    /// List segment `seg` under the copy in `rec` expected first by the estimator's overall
+    /// OWDs now (any copy bounds the arrival; the earliest bounds it best), not at all when the
+    /// receiver has it, it is unsent or gone.
+    fn relist(&mut self, seg: SegNo, rec: Option<&SegRecord>, est: &Estimator) {
+        let listing = rec.filter(|r| !r.received).and_then(|r| {
+            let mut first: Option<(f64, Time, PathId)> = None;
+            for q in 0..MAX_PATHS {
+                if let (true, Some(t)) = (r.sent_on(q as PathId), r.tx_time[q]) {
+                    let o = if q < est.npaths() {
+                        est.owd_overall(q).unwrap_or(0.0)
+                    } else {
+                        0.0
+                    };
+                    let e = t.0 as f64 + o;
+                    if first.is_none_or(|(f, _, _)| e < f) {
+                        first = Some((e, t, q as PathId));
+                    }
+                }
+            }
+            first.map(|(_, t, q)| (t, q, r.tx_mask))
+        });
+        let Some(slot) = self.slot(seg) else { return };
+        let old = std::mem::replace(slot, listing);
+        if old == listing {
+            return;
+        }
+        if let Some((t, q, mask)) = old {
+            if let Some(list) = self.lists.get_mut(&(q, mask)) {
+                list.remove(&(t, seg));
+                if list.is_empty() {
+                    self.lists.remove(&(q, mask));
+                }
+            }
+        }
+        if let Some((t, q, mask)) = listing {
+            self.lists.entry((q, mask)).or_default().insert((t, seg));
+        }
+    }
+
+    fn best(
+        &self,
+        meta: &SendBuffer,
+        judge: &mut Judge<'_, '_>,
+        mut bound: impl FnMut(PathId) -> f64,
+    ) -> Option<(f64, SegNo)> {
+        let n = judge.view.order().len();
+        let now = judge.now;
+        let j = judge.j;
+        let mut owd_bound: [Option<f64>; MAX_PATHS] = [None; MAX_PATHS];
+        // For dems-f: copies on q older than this fail Eq. 11/12 whatever their bin.
+        let mut max_age = [f64::INFINITY; MAX_PATHS];
+        let mut iters = Vec::new();
+        let mut heap = std::collections::BinaryHeap::new();
+        for (&(q, mask), list) in &self.lists {
+            let carriers = u32::from(mask) & !(1u32 << j);
+            if mask & (1 << j) != 0 || carriers & !judge.allowed != 0 || q as usize >= n {
+                continue; // no candidate for j: it carries them, or line 16-17 forbids
+            }
+            let qi = q as usize;
+            let b = *owd_bound[qi].get_or_insert_with(|| {
+                if judge.adaptive && judge.view.owd(q).is_some() {
+                    if let Some(oi) = judge.oj {
+                        // `bound` ≥ the copy's OWD, so past this age (c − oi) + δ fails too.
+                        let c = bound(q);
+                        max_age[qi] = (c - oi) + judge.slack[qi];
+                        return c;
+                    }
+                }
+                bound(q)
+            });
+            let mut it = list.iter().rev();
+            if let Some(&(t, seg)) = it.next() {
+                if now.saturating_since(t).as_nanos() as f64 <= max_age[qi] {
+                    heap.push(Head {
+                        bound: t.0 as f64 + b,
+                        seg,
+                        list: iters.len(),
+                    });
+                }
+            }
+            iters.push((it, qi, b));
+        }
+        let mut best: Option<(f64, SegNo)> = None;
+        while let Some(h) = heap.pop() {
+            if best.is_some_and(|(a, _)| h.bound < a) {
+                break;
+            }
+            let (it, qi, b) = &mut iters[h.list];
+            let qi = *qi;
+            if let Some(&(t, seg)) = it.next() {
+                if now.saturating_since(t).as_nanos() as f64 <= max_age[qi] {
+                    heap.push(Head {
+                        bound: t.0 as f64 + *b,
+                        seg,
+                        list: h.list,
+                    });
+                }
+            }
+            let seg = h.seg;
+            let Some(rec) = meta.seg(seg) else { continue };
+            if let Some(arrival) = judge.arrival(rec, seg) {
+                if best.is_none_or(|(a, s)| arrival > a || (arrival == a && seg < s)) {
+                    best = Some((arrival, seg));
+                }
+            }
+        }
+        best
+    }
+}
+
 impl Scheduler for DemsN {
     fn name(&self) -> &'static str {
         self.params.name()
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
+        if !self.journal_on {
+            ctx.meta_mut().record_tx_events();
+            self.journal_on = true;
+        }
+        let est = ctx.estimator();
+        self.apply_tx_events(ctx.meta_mut(), est);
         if let Some(front) = ctx.meta().current_chunk().map(|c| c.id) {
             self.plans.retain(|p| p.chunk >= front);
+            self.copies.retain(|k| k.chunk >= front);
         }
         self.log.prune(ctx.meta().base_seg());
         let view = NetView::new(ctx, &self.params);
@@ -405,7 +838,11 @@ impl Scheduler for DemsN {
                 continue;
             }
             if let Some(seg) = self.pick(ctx, &view, p) {
-                self.log.record(seg, p, ctx.subflow(p).in_flight());
+                let bif = ctx.subflow(p).in_flight();
+                self.log.record(seg, p, bif);
+                if let Some(b) = self.log.bif(seg, p) {
+                    self.max_bif[p as usize] = self.max_bif[p as usize].max(b);
+                }
                 return Some(Assignment { path: p, seg });
             }
         }
