@@ -313,6 +313,15 @@ impl SendBuffer {
         self.journal.get_or_insert_with(Vec::new);
     }
 
+    /// Journal: segment `no` (in the buffer) needs no more copies.
+    #[inline(never)]
+    fn log_done(&mut self, no: SegNo) {
+        let rec = self.seg(no).copied();
+        if let (Some(j), Some(rec)) = (&mut self.journal, rec) {
+            j.push(TxEvent::Done { seg: no, rec });
+        }
+    }
+
     /// Move the journal's events, oldest first, to the end of `out`.
     pub fn take_tx_events(&mut self, out: &mut Vec<TxEvent>) {
         if let Some(j) = &mut self.journal {
@@ -640,6 +649,7 @@ impl SendBuffer {
 
     /// Record a transmission of `no` on path `p` at `now`; counts a reinjection when another
     /// path carried it before.
+    #[inline(always)]
     pub fn on_transmit(&mut self, no: SegNo, p: PathId, now: Time) {
         let base = self.base;
         let Some(s) = self.segs.get_mut((no - base) as usize) else {
@@ -652,13 +662,16 @@ impl SendBuffer {
             self.reinjected_segments += 1;
         }
         if let Some(j) = &mut self.journal {
-            j.push(TxEvent::Sent {
-                seg: no,
-                chunk: s.chunk,
-                path: p,
-                before: s.tx_time[p as usize],
-                at: now,
-            });
+            log_event(
+                j,
+                TxEvent::Sent {
+                    seg: no,
+                    chunk: s.chunk,
+                    path: p,
+                    before: s.tx_time[p as usize],
+                    at: now,
+                },
+            );
         }
         s.tx_mask |= 1 << p;
         s.tx_time[p as usize] = Some(now);
@@ -668,7 +681,7 @@ impl SendBuffer {
                 self.chunks[ci].unsent_bytes -= len;
             }
             if let Some(r) = &mut self.runs {
-                r.remove(no);
+                runs_remove(r, no);
             }
         }
     }
@@ -713,15 +726,15 @@ impl SendBuffer {
     }
 
     /// A subflow reported segment `no` received.
+    #[inline]
     pub fn on_received(&mut self, no: SegNo) {
         if let Some(i) = no.checked_sub(self.base) {
             if let Some(s) = self.segs.get_mut(i as usize) {
-                if let (Some(j), false) = (&mut self.journal, s.received) {
-                    let mut rec = *s;
-                    rec.received = true;
-                    j.push(TxEvent::Done { seg: no, rec });
-                }
+                let first = !s.received;
                 s.received = true;
+                if first && self.journal.is_some() {
+                    self.log_done(no);
+                }
             }
         }
     }
@@ -749,10 +762,13 @@ impl SendBuffer {
                 break;
             }
             if let (Some(j), false) = (&mut self.journal, s.received) {
-                j.push(TxEvent::Done {
-                    seg: self.base,
-                    rec: *s,
-                });
+                log_event(
+                    j,
+                    TxEvent::Done {
+                        seg: self.base,
+                        rec: *s,
+                    },
+                );
             }
             self.segs.pop_front();
             self.base += 1;
@@ -778,6 +794,18 @@ impl SendBuffer {
         }
         freed
     }
+}
+
+/// Out of line: only schedulers that asked for the journal pay for it, and the transitions
+/// every scheduler runs stay small enough to inline.
+#[inline(never)]
+fn log_event(j: &mut Vec<TxEvent>, e: TxEvent) {
+    j.push(e);
+}
+
+#[inline(never)]
+fn runs_remove(r: &mut UnsentRuns, n: SegNo) {
+    r.remove(n);
 }
 
 #[cfg(test)]
