@@ -51,6 +51,20 @@ def test_find_binary_missing_is_one_line():
     assert "\n" not in str(info.value) and "make build" in str(info.value)
 
 
+def test_fidelity_modes_split_at_wide_gaps_only():
+    from mpsched.fidelity import modes
+
+    # Three groups, as the kernel's 256 KiB MPTCP downloads at LTE 70 ms fell (docs/fidelity.md).
+    runs = [0.442, 0.443, 0.446, 0.466, 0.473, 0.473, 0.475, 0.487, 0.509, 0.510, 0.518]
+    assert modes(runs) == [(0.442, 0.446, 3), (0.466, 0.487, 5), (0.509, 0.518, 3)]
+    # One outlier is not a mode; a 3% gap is not a split; a wide spread is not cut into many.
+    assert modes([1.0, 1.0, 1.0, 1.2]) == [(1.0, 1.2, 4)]
+    assert modes([1.0, 1.02, 1.04, 1.06]) == [(1.0, 1.06, 4)]
+    spread = [1.19, 1.23, 1.27, 1.32, 1.35, 1.40, 1.42, 1.54, 1.61, 1.71, 1.90, 2.24]
+    assert len(modes(spread)) <= 3
+    assert modes([]) == []
+
+
 @needs_netns
 def test_kernel_bad_mode_is_a_user_error():
     proc = run_cli("kernel", EXAMPLES / "wifi-lte.toml", "--mode", "tcp:nope", "--reps", "1")
