@@ -4,7 +4,9 @@
         -o /tmp/fastlte-rfc9438
 
 Each `SECTION.KEY=VALUE` (or `path.NAME.KEY=VALUE`) is written into every sweep's base scenario
-before the preset runs; the preset's own axes still override it. Prints the preset's claims as
+before the preset runs, over the preset's own value of that key (the R-TSC presets set
+`transport.cc`, so changing it there changes their controller); the preset's axes still
+override it. Prints the preset's claims as
 `mpsched reproduce` does and writes its figures and database to OUT. Used for docs/experiments.md
 ("what moved and why"): e.g. `transport.cc=cubic-rfc9438` puts back the CUBIC of before 75756c8.
 """
