@@ -64,6 +64,23 @@ def test_emu_check_unknown_instance_is_a_user_error(tmp_path, monkeypatch):
     assert_user_error(proc, 'no emulator instance "zz9"')
 
 
+@needs_netns
+def test_kernel_refuses_transport_linux_cannot_follow():
+    # A kernel baseline never runs on silent defaults (docs/emulator.md, "The kernel runner").
+    for key, value in (("pacing", "true"), ("cc", "lia"), ("hystart", "off")):
+        proc = run_cli(
+            "kernel", EXAMPLES / "wifi-lte.toml", "--set", f"transport.{key}={value}", "--reps", "1"
+        )
+        assert_user_error(proc, f"transport.{key}")
+
+
+@needs_netns
+def test_emu_up_refuses_competing_traffic(tmp_path, monkeypatch):
+    monkeypatch.setenv("MPSCHED_EMU_RUN_DIR", str(tmp_path))
+    proc = run_cli("emu", "up", EXAMPLES / "wifi-lte.toml", "--set", "path.wifi.cross.tcp=1")
+    assert_user_error(proc, 'path "wifi"', "competing traffic")
+
+
 @pytest.fixture(scope="module")
 def quick_fidelity(tmp_path_factory):
     db = tmp_path_factory.mktemp("fidelity") / "f.db"
