@@ -162,6 +162,8 @@ pub struct SenderConnection {
     /// A connection send buffer fixed by the application (`SO_SNDBUF` sets `SOCK_SNDBUF_LOCK`,
     /// which turns autotuning off: `tcp_should_expand_sndbuf`); `None` autotunes.
     sndbuf_lock: Option<u64>,
+    /// The controllers read each other's loss intervals (OLIA): gather them per ACK.
+    share_loss_intervals: bool,
 }
 
 /// What `poll_transmit` produced beyond the segment itself, for traces.
@@ -216,6 +218,7 @@ impl SenderConnection {
             wq: vec![VecDeque::new(); cfg.npaths],
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
+            share_loss_intervals: cfg.cc == CcKind::Olia,
         };
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
@@ -233,6 +236,13 @@ impl SenderConnection {
     pub fn set_pacing(&mut self, on: bool) {
         for sf in &mut self.subflows {
             sf.set_pacing(on);
+        }
+    }
+
+    /// `TCP_NODELAY` on every subflow (`transport.nodelay`): Nagle never holds a short segment.
+    pub fn set_nodelay(&mut self, on: bool) {
+        for sf in &mut self.subflows {
+            sf.set_nodelay(on);
         }
     }
 
@@ -381,8 +391,21 @@ impl SenderConnection {
         for (w, s) in windows.iter_mut().zip(&self.subflows) {
             *w = (s.cwnd(), s.srtt());
         }
+        let mut intervals = [0u64; MAX_PATHS];
+        let n = self.subflows.len();
+        if self.share_loss_intervals {
+            for (l, s) in intervals.iter_mut().zip(&self.subflows) {
+                *l = s.loss_interval();
+            }
+        }
         let coupled = CoupledView {
-            subflows: &windows[..self.subflows.len()],
+            subflows: &windows[..n],
+            loss_intervals: if self.share_loss_intervals {
+                &intervals[..n]
+            } else {
+                &[]
+            },
+            this: p,
         };
         self.received.clear();
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);
