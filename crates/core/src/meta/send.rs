@@ -78,9 +78,9 @@ pub enum TxEvent {
         path: PathId,
         before: Time,
     },
-    /// Segment `seg` was reported received, or left the buffer without such a report (the
-    /// data-ACK covered it); `rec` is its record then.
-    Done { seg: SegNo, rec: SegRecord },
+    /// Segment `seg` of chunk `chunk` was reported received, or left the buffer without such
+    /// a report (the data-ACK covered it).
+    Done { seg: SegNo, chunk: u64 },
     /// A record was inserted or removed in the middle of the buffer (a cut or a collapse):
     /// segment numbers from some point on moved.
     Renumbered,
@@ -307,18 +307,23 @@ impl SendBuffer {
             .flat_map(move |r| r.within(from, to))
     }
 
-    /// Start keeping a journal of [`TxEvent`]s (nothing is kept before this call), for a
-    /// scheduler that indexes the transmission records instead of scanning them.
-    pub fn record_tx_events(&mut self) {
-        self.journal.get_or_insert_with(Vec::new);
+    /// Keep a journal of [`TxEvent`]s from now on (`true`), or stop and drop it (`false`), for
+    /// a scheduler that indexes the transmission records instead of scanning them: only while
+    /// it has an index to keep up to date.
+    pub fn record_tx_events(&mut self, on: bool) {
+        if on {
+            self.journal.get_or_insert_with(Vec::new);
+        } else {
+            self.journal = None;
+        }
     }
 
     /// Journal: segment `no` (in the buffer) needs no more copies.
     #[inline(never)]
     fn log_done(&mut self, no: SegNo) {
-        let rec = self.seg(no).copied();
-        if let (Some(j), Some(rec)) = (&mut self.journal, rec) {
-            j.push(TxEvent::Done { seg: no, rec });
+        let chunk = self.seg(no).map(|s| s.chunk);
+        if let (Some(j), Some(chunk)) = (&mut self.journal, chunk) {
+            j.push(TxEvent::Done { seg: no, chunk });
         }
     }
 
@@ -766,7 +771,7 @@ impl SendBuffer {
                     j,
                     TxEvent::Done {
                         seg: self.base,
-                        rec: *s,
+                        chunk: s.chunk,
                     },
                 );
             }

@@ -94,7 +94,7 @@ pub struct DemsN {
     memo: OwdMemo,
     /// The copies of closed, fully transmitted chunks, indexed for reinjection.
     copies: Vec<Copies>,
-    /// The buffer keeps a journal of transmission-record changes for `copies`.
+    /// The buffer keeps a journal of transmission-record changes for `copies` (while any).
     journal_on: bool,
     events: Vec<TxEvent>,
     /// Per path: the largest bytes in flight any of its copies was logged with (a bound).
@@ -521,8 +521,8 @@ impl DemsN {
                             k.relist(seg, meta.seg(seg), est);
                         }
                     }
-                    TxEvent::Done { seg, rec } => {
-                        if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == rec.chunk) {
+                    TxEvent::Done { seg, chunk } => {
+                        if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == chunk) {
                             k.relist(seg, None, est);
                         }
                     }
@@ -820,10 +820,20 @@ impl Scheduler for DemsN {
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
-        if !self.journal_on {
-            ctx.meta_mut().record_tx_events();
-            self.journal_on = true;
+        let a = self.decide(ctx);
+        // The buffer journals transmissions only while a chunk is indexed (the index was
+        // built from the records as they are now, nothing before matters).
+        let want = !self.copies.is_empty();
+        if want != self.journal_on {
+            ctx.meta_mut().record_tx_events(want);
+            self.journal_on = want;
         }
+        a
+    }
+}
+
+impl DemsN {
+    fn decide(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let est = ctx.estimator();
         self.apply_tx_events(ctx.meta_mut(), est);
         if let Some(front) = ctx.meta().current_chunk().map(|c| c.id) {
