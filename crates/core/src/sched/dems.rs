@@ -1012,8 +1012,7 @@ mod tests {
     fn three_subflows_met_dems_s_reinjects_the_latest_expected_copies_first() {
         // Path 0 (OWD 10 ms) takes the head, path 1 (30 ms) the tail, path 2 (60 ms) the
         // middle; everything sent at once, so a copy is expected at its path's OWD: path 2's
-        // first, then path 1's, each from its lowest segment (ties). Every search of the
-        // closed chunk's copy index is checked against the walk it replaces (cfg(test)).
+        // first, then path 1's, each from its lowest segment (ties).
         let mut n = net("dems-s", &[4, 4, 2]);
         n.owd(&[10, 30, 60]).write(10, true);
         let sent = n.drain();
@@ -1031,7 +1030,8 @@ mod tests {
     #[test]
     fn three_subflows_met_dems_f_copies_only_while_eq11_holds() {
         // δ = 5 ms: path 0 may copy a byte of path q while now − t_q ≤ OWD_q − 10 ms + 5 ms,
-        // i.e. path 2's bytes for 55 ms, path 1's for 25 ms.
+        // i.e. path 2's bytes for 55 ms, path 1's for 25 ms. Every search of the closed
+        // chunk's copy index is checked against the walk it replaces (cfg(test)).
         for (at, want) in [(20, 3), (40, 2), (70, 0)] {
             let mut n = net("dems-f:delta=5ms", &[4, 4, 2]);
             n.owd(&[10, 30, 60]).write(10, true).drain();

@@ -52,13 +52,13 @@
 //! along the walk past the meeting point; with N subflows the regions interleave and a walk
 //! would stop at the first old byte of a middle subflow, short of the slowest one's.
 //!
-//! **Cost (issue "Speed at scale").** Nothing here scans the chunk per decision: the gaps come
-//! from the runs of unsent segments the send buffer keeps ([`SendBuffer::unsent_runs`]), and
-//! the reinjection candidates of a closed chunk from an index of its copies ([`Copies`]),
-//! updated from the buffer's journal of transmissions and receptions ([`TxEvent`]) and
-//! searched by a bound on the expected arrival. Both give exactly what the scans gave (an
-//! open chunk, which may still grow, is still walked); tests check the index against the walk
-//! on every search.
+//! **Cost (issue "Speed at scale").** The gaps come from the runs of unsent segments the send
+//! buffer keeps ([`SendBuffer::unsent_runs`]), not from a scan of the chunk; dems-f's
+//! reinjection candidates in a closed chunk come from an index of its copies ([`Copies`]),
+//! updated from the buffer's journal of transmissions and receptions ([`TxEvent`]) and searched
+//! by a bound on the expected arrival. Both give exactly what the scans gave; an open chunk
+//! (which may still grow) is still walked, and so are dems-s's chunks, where the walk is
+//! faster. Tests check the index against the walk on every search.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -389,9 +389,9 @@ impl DemsN {
     /// The chunk is fully transmitted: subflow `j`'s reinjection, if its policy wants one.
     ///
     /// Among the qualifying copies, the one whose earliest copy is expected last (ties to the
-    /// lowest segment). A closed chunk is searched through its [`Copies`] index, an open one
-    /// (it may still grow) by a walk over its segments; both evaluate a segment exactly as
-    /// [`reinjection_pays_off`] and [`copy_owd`] say.
+    /// lowest segment). For dems-f a closed chunk is searched through its [`Copies`] index; an
+    /// open one (it may still grow), and every chunk of dems-s, by a walk over its segments;
+    /// both evaluate a segment exactly as [`reinjection_pays_off`] and [`copy_owd`] say.
     fn reinjection(
         &mut self,
         ctx: &SchedCtx<'_>,
@@ -457,7 +457,11 @@ impl DemsN {
                 };
                 self.copies[k].best(meta, &mut judge, bound)
             }
-            None if c.closed => {
+            // dems-s copies nearly every byte, and its searches visit about 50 copies each
+            // (the bound is loose by the spread of the OWD bins): there the sequential walk is
+            // faster in time despite more instructions (BENCHMARKS.md, "DEMS decisions at 8
+            // paths"), so only dems-f indexes.
+            None if c.closed && adaptive => {
                 self.copies.push(Copies::build(meta, c, judge.est));
                 let bound = |q: PathId| {
                     copy_owd_bound(
