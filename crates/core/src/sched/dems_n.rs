@@ -127,6 +127,7 @@ impl OwdMemo {
     }
 
     /// [`copy_owd`], with the estimator's answer kept per bin.
+    #[inline(always)]
     fn copy_owd(
         &mut self,
         est: &Estimator,
@@ -573,6 +574,7 @@ struct Judge<'a, 'e> {
 impl Judge<'_, '_> {
     /// The expected arrival of segment `seg`'s earliest copy if `j` may copy it (Eq. 11/12
     /// against every carrier for dems-f), else `None`.
+    #[inline(always)]
     fn arrival(&mut self, rec: &SegRecord, seg: SegNo) -> Option<f64> {
         if rec.received || rec.sent_on(self.j) || !rec.sent() {
             return None;
