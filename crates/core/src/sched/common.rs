@@ -1,5 +1,5 @@
 //! Small pieces several schedulers of Cech, TUM 2020 share: the MinRTT choice they start from,
-//! walking unsent segments in DSN order for the planners (STTF, OTIAS, DAPS), and finding data a
+//! the planners' per-subflow queues (OTIAS, DAPS), and finding data a
 //! failed subflow still holds (the LTE-handover scheduler and `backup` resend it elsewhere).
 //!
 //! Everything here reads the scheduler context through `ctx.subflow(p)` getters and
@@ -30,23 +30,6 @@ pub fn minrtt_with_space(ctx: &SchedCtx<'_>, allowed: impl Fn(PathId) -> bool) -
 /// Smoothed RTT in seconds, `None` before the first sample.
 pub fn srtt_s(ctx: &SchedCtx<'_>, p: PathId) -> Option<f64> {
     ctx.subflow(p).srtt().map(Duration::as_secs_f64)
-}
-
-/// The unsent segments from `from` on, in DSN order, that fit the peer's receive window, at most
-/// `limit` of them. Segments sent out of order (planners send ahead) are skipped.
-pub fn unsent_in_window(ctx: &mut SchedCtx<'_>, limit: usize) -> Vec<SegNo> {
-    let mut out = Vec::new();
-    let Some(mut n) = ctx.meta_mut().next_unsent() else {
-        return out;
-    };
-    let end = ctx.meta().end_seg();
-    while n < end && out.len() < limit && ctx.may_send(n) {
-        if ctx.meta().seg(n).is_some_and(|r| !r.sent()) {
-            out.push(n);
-        }
-        n += 1;
-    }
-    out
 }
 
 /// The oldest segment at or after `*cursor` that subflow `from` carried, nobody has reported

@@ -27,7 +27,6 @@
 //! looks at most `HORIZON` segments ahead (ours; the paper plans the whole send buffer).
 
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::common::unsent_in_window;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
 use crate::time::Duration;
@@ -150,9 +149,11 @@ impl Scheduler for Sttf {
             }
         }
         let (index, path) = best?;
-        let segs = unsent_in_window(ctx, index as usize + 1);
-        segs.get(index as usize)
-            .map(|&seg| Assignment { path, seg })
+        // The `index`-th unsent segment in DSN order, if the peer's window admits it (and so
+        // every segment before it: the window's edge is a DSN).
+        let first = ctx.meta_mut().next_unsent()?;
+        let seg = ctx.meta().nth_unsent(first, index)?;
+        ctx.may_send(seg).then_some(Assignment { path, seg })
     }
 }
 
