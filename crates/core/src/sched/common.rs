@@ -16,15 +16,21 @@ const SCAN_LIMIT: u64 = 1 << 14;
 /// The subflow with the lowest smoothed RTT among all subflows (with or without window space),
 /// Linux's `minsk` in `mptcp_blest.c` / `mptcp_ecf.c`. Subflows without a sample rank last.
 pub fn fastest(ctx: &SchedCtx<'_>) -> Option<PathId> {
-    ctx.by_srtt().first().copied()
+    fastest_where(ctx, |_| true)
+}
+
+/// The first subflow in [`SchedCtx::by_srtt`] order for which `pred` holds, found as the
+/// smallest (srtt, path) among them: one pass, no sort (MinRTT-style choices run on every
+/// decision).
+pub fn fastest_where(ctx: &SchedCtx<'_>, pred: impl Fn(PathId) -> bool) -> Option<PathId> {
+    (0..ctx.npaths() as PathId)
+        .filter(|&p| pred(p))
+        .min_by_key(|&p| (ctx.subflow(p).srtt().unwrap_or(Duration::MAX), p))
 }
 
 /// The MinRTT choice: the lowest-sRTT subflow with window space, among those `allowed`.
 pub fn minrtt_with_space(ctx: &SchedCtx<'_>, allowed: impl Fn(PathId) -> bool) -> Option<PathId> {
-    ctx.by_srtt()
-        .iter()
-        .copied()
-        .find(|&p| allowed(p) && ctx.has_space(p))
+    fastest_where(ctx, |p| allowed(p) && ctx.has_space(p))
 }
 
 /// Smoothed RTT in seconds, `None` before the first sample.
