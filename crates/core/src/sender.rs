@@ -464,7 +464,9 @@ impl SenderConnection {
         // Subflow-level retransmissions first (RFC 6675 NextSeg rule 1), round robin.
         let n = self.subflows.len();
         let turn = self.retx_turn.min(n);
-        for p in (turn..n).chain(0..turn) {
+        for k in 0..n {
+            // (turn + k) mod n without a division.
+            let p = if turn + k < n { turn + k } else { turn + k - n };
             let sf = &mut self.subflows[p];
             if sf.has_retransmission()
                 && sf.pacing_allows()

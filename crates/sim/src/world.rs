@@ -187,7 +187,8 @@ fn key_time(k: Key) -> Time {
     Time((k >> 64) as u64)
 }
 
-/// Slots: the two endpoint timers, then four per path (see `path_slot`).
+/// Slots in groups of four: the two endpoint timers (and two unused slots), then four per path
+/// (see `path_slot`).
 const SENDER_TIMER: usize = 0;
 const RECEIVER_TIMER: usize = 1;
 const FWD_SERVICE: usize = 0;
@@ -196,7 +197,7 @@ const FWD_ARRIVE: usize = 2;
 const REV_ARRIVE: usize = 3;
 
 fn path_slot(p: u8, which: usize) -> usize {
-    2 + 4 * p as usize + which
+    4 + 4 * p as usize + which
 }
 
 /// A run with a chunk outstanding and no byte delivered in order for this long has failed.
@@ -318,7 +319,7 @@ impl<'a> World<'a> {
             .then(|| mpsched_core::time::Duration(((interval * 1e9).round() as u64).max(1)));
         World {
             now: Time::ZERO,
-            slots: vec![NO_EVENT; 2 + 4 * npaths],
+            slots: vec![NO_EVENT; 4 + 4 * npaths],
             group_min: vec![NO_EVENT; 1 + npaths],
             heap: BinaryHeap::new(),
             seq: 0,
@@ -360,23 +361,25 @@ impl<'a> World<'a> {
     }
 
     /// Puts a recurring event in its (empty) slot under a fresh key.
+    #[inline(always)]
     fn schedule_slot(&mut self, slot: usize, at: Time) {
         debug_assert_eq!(self.slots[slot], NO_EVENT, "slot {slot} already pending");
         let seq = self.next_seq();
         self.set_slot(slot, slot_key(at, seq, slot));
     }
 
-    /// Writes a slot's key and its group's minimum.
-    #[inline]
+    /// Writes a slot's key and keeps its group's minimum: a smaller key becomes it; only when
+    /// the minimum itself grows (its event fired or moved) are the group's four keys compared.
+    #[inline(always)]
     fn set_slot(&mut self, slot: usize, k: Key) {
-        self.slots[slot] = k;
-        let (g, range) = if slot < 2 {
-            (0, 0..2)
-        } else {
-            let first = slot - (slot - 2) % 4;
-            (1 + (slot - 2) / 4, first..first + 4)
-        };
-        self.group_min[g] = self.slots[range].iter().copied().min().unwrap_or(NO_EVENT);
+        let old = std::mem::replace(&mut self.slots[slot], k);
+        let g = slot / 4;
+        if k <= self.group_min[g] {
+            self.group_min[g] = k;
+        } else if old == self.group_min[g] {
+            let q = &self.slots[4 * g..4 * g + 4];
+            self.group_min[g] = q[0].min(q[1]).min(q[2].min(q[3]));
+        }
     }
 
     /// Removes and returns the next event: the smallest key among the slots and the heap's top.
@@ -397,8 +400,8 @@ impl<'a> World<'a> {
             SENDER_TIMER => Ev::SenderTimer,
             RECEIVER_TIMER => Ev::ReceiverTimer,
             _ => {
-                let p = ((slot - 2) / 4) as u8;
-                match (slot - 2) % 4 {
+                let p = (slot / 4 - 1) as u8;
+                match slot % 4 {
                     FWD_SERVICE => Ev::FwdService(p),
                     REV_SERVICE => Ev::RevService(p),
                     FWD_ARRIVE => Ev::FwdArrive(p),
