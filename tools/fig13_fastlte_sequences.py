@@ -88,9 +88,25 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("db", type=Path, help="the preset's results (DIR/dems-fig13-fastlte.db)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a scenario change for the traced runs, e.g. transport.cc=cubic-rfc9438",
+    )
+    parser.add_argument(
+        "--cells-from",
+        type=Path,
+        help="pick the cells above the target from this results file instead (to trace a "
+        "variant on the cells the preset's own run missed)",
+    )
     args = parser.parse_args(argv)
+    extra = dict(item.split("=", 1) for item in args.set)
     cells = presets.fastlte_cells(mpsched.load(args.db))
-    missed = cells[cells["dems-f/minrtt"] > presets.FASTLTE_TARGET]
+    pick = presets.fastlte_cells(mpsched.load(args.cells_from)) if args.cells_from else cells
+    over = pick[pick["dems-f/minrtt"] > presets.FASTLTE_TARGET][presets._CELL]
+    missed = cells.merge(over, on=presets._CELL)
     print("Pairs are DEMS-F / MinRTT.\n")
     print(
         "| cell (WiFi, LTE x, LTE RTT, size) | dems-f/minrtt | time s | LTE KB | WiFi KB "
@@ -98,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     for _, row in missed.iterrows():
-        sets = cell_settings(row)
+        sets = {**cell_settings(row), **extra}
         traces = {s: mpsched.run_traced(None, s, 1, sets) for s in ("dems-f", "minrtt")}
         d, m = (diagnose(traces[s]) for s in ("dems-f", "minrtt"))
         label = (

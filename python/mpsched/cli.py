@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from . import _engine, runner
-from .errors import ExtensionMissingError, ScenarioError
+from .errors import ExtensionMissingError, RealRunError, ScenarioError
 from .scenario import DEFAULT_SOURCE
 
 app = typer.Typer(
@@ -1249,8 +1249,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             sys.stdout.flush()
             os._exit(status)
         return status
-    except ExtensionMissingError as exc:
-        # Not the user's input but the installation: a distinct status.
+    except (ExtensionMissingError, RealRunError) as exc:
+        # Not the user's input but the installation or the machine: a distinct status.
         return _fail(str(exc), 1)
     except (typer.Abort, KeyboardInterrupt) as exc:
         hint = getattr(exc, "hint", None)

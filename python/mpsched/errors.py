@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ExtensionMissingError", "Interrupted", "ScenarioError"]
+__all__ = ["ExtensionMissingError", "Interrupted", "RealRunError", "ScenarioError"]
 
 
 class ScenarioError(ValueError):
@@ -28,6 +28,12 @@ class ScenarioError(ValueError):
     def at(self, location: str) -> ScenarioError:
         """The same error, prefixed with where it happened (`file: key: ...`)."""
         return ScenarioError(f"{location}: {self.message}")
+
+
+class RealRunError(RuntimeError):
+    """A real component (the emulator, the kernel runner) failed while running, after the input
+    was accepted: the CLI prints its one-line message and exits with status 1 (not an internal
+    error: the machine, not mpsched, said no)."""
 
 
 class ExtensionMissingError(ImportError):

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import RealRunError, ScenarioError
 from .netbin import find_binary
 from .scenario import to_json
 
@@ -73,7 +73,7 @@ def kernel_runs(
         message = f"kernel {mode}: {error or f'exit status {status}'}"
         if status == 2:
             raise ScenarioError(error or message)
-        raise RuntimeError(message)
+        raise RealRunError(message)
     out = json.loads(stdout)
     return [dict(r, seed=seed + i) for i, r in enumerate(out["runs"])]
 

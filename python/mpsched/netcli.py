@@ -189,7 +189,10 @@ def fidelity_command(
             f"{g['low_s']:.3f}-{g['high_s']:.3f} s ({g['runs']})" for g in groups
         )
         if row["sim_mode"] is not None:
-            mode_text += f"; sim in mode {row['sim_mode'] + 1}"
+            mode_text += (
+                f"; sim in mode {row['sim_mode'] + 1} "
+                f"({_fmt_pct(row.get('sim_mode_err_pct'))} of its median)"
+            )
         table.add_row(
             row["profile"],
             row["mode"] + (f" [{row['sim_scheduler']}]" if row["mode"] == "mptcp" else ""),

@@ -35,7 +35,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import RealRunError, ScenarioError
 from .kernel import EMU_BINARY
 from .netbin import find_binary
 from .scenario import to_json
@@ -229,7 +229,7 @@ def _wait_port(instance: str, role: str, addr: str, port: int, procs: _Procs, wh
         if dead:
             break
         time.sleep(0.1)
-    raise RuntimeError(f"realrun: {what} did not start listening on {addr}:{port}")
+    raise RealRunError(f"realrun: {what} did not start listening on {addr}:{port}")
 
 
 def _last_error(log: Path) -> str:
@@ -288,7 +288,7 @@ def realrun(
         if up.returncode != 0:
             msg = up.stderr.decode(errors="replace").strip().splitlines()
             text = msg[-1].removeprefix("mpsched: error: ") if msg else f"exit {up.returncode}"
-            raise (ScenarioError if up.returncode == 2 else RuntimeError)(f"emulator: {text}")
+            raise (ScenarioError if up.returncode == 2 else RealRunError)(f"emulator: {text}")
         emu_started = True
         (work / "psk").write_text(secrets.token_hex(32) + "\n")
         (work / "policy.toml").write_text(f"default = {json.dumps(scheduler)}\n")

@@ -86,9 +86,9 @@ def test_missing_trace_file(write):
     )
 
 
-def test_not_implemented_cc(write):
-    path = write("x.toml", PATH.format(rate='"1Mbit"') + '[transport]\ncc = "olia"\n')
-    assert_user_error(run_cli("run", path), "transport.cc", "not implemented yet")
+def test_unknown_cc_lists_the_implemented_ones(write):
+    path = write("x.toml", PATH.format(rate='"1Mbit"') + '[transport]\ncc = "vegas"\n')
+    assert_user_error(run_cli("run", path), "transport.cc", "lia, olia, balia, wvegas")
 
 
 # ---- reported by the engine (mpsched._core.validate) ---------------------------------------------

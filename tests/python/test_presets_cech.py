@@ -65,9 +65,10 @@ def _bw_hetero(queue: str, duration: str = "30s") -> dict:
 
 
 @pytest.mark.skip(
-    reason="measured (30 s, p1 100 / p2 10 Mbit/s): MinRTT 104.4 Mbit/s with 1000-packet queues "
-    "vs 104.1 with 300 and the other studied schedulers' median 90 (RR 54): penalization keeps "
-    "p2's window small, so MinRTT never falls back to one path; needs MinRTT below both"
+    reason="measured 2026-11-24 on 99e9300 (30 s, p1 100 / p2 10 Mbit/s): MinRTT 104.6 Mbit/s "
+    "with 1000-packet queues vs 104.3 with 300 and the other studied schedulers' median 82.0 "
+    "(RR 40.4): penalization keeps p2's window small, so MinRTT never falls back to one path; "
+    "needs MinRTT below both"
 )
 def test_minrtt_struggles_with_large_queues_under_bandwidth_heterogeneity():
     """Cech, TUM 2020, §4.4: with large queues MinRTT falls back to the unimpaired path and its
@@ -139,8 +140,9 @@ LOSSY = {
     "workload": {"kind": "bulk", "duration": "10s"},
 }
 MUSHER_LOSSY_MISS = pytest.mark.skip(
-    reason="measured (10 s, p2 1% loss): MuSher keeps p1 at 0.87 utilization: its strict "
-    "assignment ratio (50% until a search triggers) ties p1 to the lossy p2; needs >= 0.9"
+    reason="measured 2026-11-24 on 99e9300 (10 s, p2 1% loss): MuSher keeps p1 at 0.68 "
+    "utilization (0.87 with cubic-rfc9438): its strict assignment ratio (50% until a search "
+    "triggers) ties p1 to the lossy p2; needs >= 0.9"
 )
 
 
@@ -161,9 +163,9 @@ def test_a_lossy_path_is_handled_by_every_scheduler(scheduler):
 
 
 @pytest.mark.skip(
-    reason="measured (30 s, two 20 Mbit/s 40 ms paths, handovers at 10 s and 25 s on lte2): "
-    "in-order goodput during handovers / single-path TCP on lte1 = 0.30 for lte-handover (0.39 "
-    "for minrtt), reference 19.0 Mbit/s; needs >= 0.8"
+    reason="measured 2026-11-24 on 99e9300 (30 s, two 20 Mbit/s 40 ms paths, handovers at 10 s "
+    "and 25 s on lte2): in-order goodput during handovers / single-path TCP on lte1 = 0.34 for "
+    "lte-handover (0.34 for minrtt), reference 19.0 Mbit/s; needs >= 0.8"
 )
 def test_lte_handover_keeps_goodput_within_20_percent_during_handovers():
     """Issue 11 (Cech, TUM 2020, §5, Fig. 9/10): during the handovers of lte2, lte-handover's
@@ -174,9 +176,9 @@ def test_lte_handover_keeps_goodput_within_20_percent_during_handovers():
 
 
 @pytest.mark.skip(
-    reason="measured: first data on the backup path 483 ms after the outage (463 ms after the "
-    "primary's last ACK) = Linux's tail loss probe at 176 ms (PTO 2 sRTT, "
-    "tcp_schedule_loss_probe) + one RTO of 287 ms; needs <= 287 ms from the outage"
+    reason="measured 2026-11-24 on 99e9300: first data on the backup path 454 ms after the "
+    "outage (435 ms after the primary's last ACK) = Linux's tail loss probe at 157 ms (PTO 2 "
+    "sRTT, tcp_schedule_loss_probe) + one RTO of 278 ms; needs <= 278 ms from the outage"
 )
 def test_backup_fails_over_within_one_rto():
     """Issue 11: `backup` sends on the backup path within one RTO of the primary's outage.

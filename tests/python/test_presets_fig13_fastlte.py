@@ -104,9 +104,9 @@ def ratios():
             4 << 20,
             id="4MiB",
             marks=pytest.mark.skip(
-                reason="measured 2026-11-23 after receiver autotuning (65baf8c): dems-f/minrtt "
-                "1.056 (WiFi 2500 kbit/s, LTE 1x, 270 ms), 1.035 (2500, 3x, 70 ms), 1.028 "
-                "(7040, 2x, 70 ms), 1.025 (5000, 2x, 70 ms); needs <= 1.02 in every cell"
+                reason="measured 2026-11-24 on 99e9300 (Linux CUBIC): dems-f/minrtt 1.0764 "
+                "(WiFi 2500 kbit/s, LTE 1x, 270 ms: LTE drops 345 vs 23, one hole lost four "
+                "times), 1.0251 (7040, 3x, 270 ms); needs <= 1.02 in every cell"
             ),
         ),
     ],

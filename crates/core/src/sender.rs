@@ -160,14 +160,16 @@ pub struct SenderConnection {
     /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
     /// per-subflow walks over the write queues are skipped.
     wq_total: usize,
-    /// The congestion control is coupled (LIA, BALIA, wVegas): only then does an ACK need
-    /// every subflow's (cwnd, srtt) ([`CoupledView`]); the others ignore it.
+    /// The congestion control is coupled (LIA, OLIA, BALIA, wVegas): only then does an ACK
+    /// need every subflow's (cwnd, srtt) ([`CoupledView`]); Reno and both CUBICs ignore it.
     coupled_cc: bool,
     /// `tcp_wmem[2]`.
     wmem_max: u64,
     /// A connection send buffer fixed by the application (`SO_SNDBUF` sets `SOCK_SNDBUF_LOCK`,
     /// which turns autotuning off: `tcp_should_expand_sndbuf`); `None` autotunes.
     sndbuf_lock: Option<u64>,
+    /// The controllers read each other's loss intervals (OLIA): gather them per ACK.
+    share_loss_intervals: bool,
 }
 
 /// What `poll_transmit` produced beyond the segment itself, for traces.
@@ -221,9 +223,13 @@ impl SenderConnection {
             pf: vec![false; cfg.npaths],
             wq: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
-            coupled_cc: matches!(cfg.cc, CcKind::Lia | CcKind::Balia | CcKind::Wvegas),
+            coupled_cc: matches!(
+                cfg.cc,
+                CcKind::Lia | CcKind::Olia | CcKind::Balia | CcKind::Wvegas
+            ),
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
+            share_loss_intervals: cfg.cc == CcKind::Olia,
         };
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
@@ -386,15 +392,31 @@ impl SenderConnection {
             return;
         }
         let mut windows = [(0u64, None); MAX_PATHS];
+        let n = self.subflows.len();
+        let mut intervals = [0u64; MAX_PATHS];
         let coupled = if self.coupled_cc {
             for (w, s) in windows.iter_mut().zip(&self.subflows) {
                 *w = (s.cwnd(), s.srtt());
             }
+            if self.share_loss_intervals {
+                for (l, s) in intervals.iter_mut().zip(&self.subflows) {
+                    *l = s.loss_interval();
+                }
+            }
             CoupledView {
-                subflows: &windows[..self.subflows.len()],
+                subflows: &windows[..n],
+                loss_intervals: if self.share_loss_intervals {
+                    &intervals[..n]
+                } else {
+                    &[]
+                },
+                this: p,
             }
         } else {
-            CoupledView::default()
+            CoupledView {
+                this: p,
+                ..CoupledView::default()
+            }
         };
         self.received.clear();
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);

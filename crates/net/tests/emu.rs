@@ -308,3 +308,116 @@ fn kernel_mptcp_survives_wifi_outage() {
     require_netns!();
     outage_case("wifi", "lte", "tow");
 }
+
+/// `sc` with `transport` keys set over Linux's defaults (`Transport::default`).
+fn with_transport(mut sc: Value, keys: Value) -> Value {
+    let mut t = serde_json::to_value(mpsched_sim::scenario::Transport::default()).unwrap();
+    for (k, v) in keys.as_object().unwrap() {
+        t[k] = v.clone();
+    }
+    sc["transport"] = t;
+    sc
+}
+
+fn max_segment(r: &Value, path: &str) -> u64 {
+    r["max_segment_bytes_by_path"][path].as_u64().unwrap()
+}
+
+/// The segment sizes the simulator assumes are the kernel's (issue 9: "MPTCP segments carry
+/// 1,420 B of payload"; Linux TCP 1,448 B with timestamps, `tcp_current_mss`), and
+/// `transport.mss` reaches the kernel as the client's advertised MSS (`tcp_advertise_mss`).
+#[test]
+fn kernel_segments_carry_the_simulators_mss() {
+    use mpsched_sim::scenario::{MSS_MPTCP, MSS_TCP};
+    require_netns!();
+    let dir = run_dir("tmss");
+    let base = scenario(
+        vec![
+            ("a", 20e6, 0.02, 0.05, json!([])),
+            ("b", 20e6, 0.03, 0.05, json!([])),
+        ],
+        256 * 1024,
+    );
+    let r = kernel(&dir, &base, "mptcp", "tmss");
+    assert_eq!(max_segment(&r, "a"), u64::from(MSS_MPTCP), "{r}");
+    let r = kernel(&dir, &base, "tcp:a", "tmss");
+    assert_eq!(max_segment(&r, "a"), u64::from(MSS_TCP), "{r}");
+    let sc = with_transport(base, json!({"mss": 1000}));
+    for mode in ["mptcp", "tcp:b"] {
+        let r = kernel(&dir, &sc, mode, "tmss");
+        assert_eq!(max_segment(&r, "b"), 1000, "{mode}: {r}");
+    }
+}
+
+/// `transport.init_cwnd` reaches the server's routes (`initcwnd`, `tcp_init_cwnd`): 64 KiB over
+/// a 100 ms path take 3 rounds from 10 segments (10 + 20 + 40) and 4 from 4 (4 + 8 + 16 + 32),
+/// textbook slow start: at least half an RTT more.
+#[test]
+fn kernel_follows_init_cwnd() {
+    require_netns!();
+    let dir = run_dir("tiw");
+    let base = scenario(vec![("a", 20e6, 0.1, 0.1, json!([]))], 64 * 1024);
+    let time = |iw: u32| {
+        let sc = with_transport(base.clone(), json!({ "init_cwnd": iw }));
+        kernel(&dir, &sc, "tcp:a", "tiw")["download_time_s"]
+            .as_f64()
+            .unwrap()
+    };
+    let (t10, t4) = (time(10), time(4));
+    println!("64 KiB over 100 ms: init_cwnd 10 {t10:.3} s, 4 {t4:.3} s");
+    assert!(t4 > t10 + 0.05, "init_cwnd 4 {t4:.3} s vs 10 {t10:.3} s");
+}
+
+/// `transport.recv_buffer` = 32 KiB locks the client's buffer (`SO_RCVBUFFORCE`), so the
+/// download is window-limited, one window per round trip (textbook TCP: rate = window / RTT),
+/// instead of autotuned. Linux offers `tcp_win_from_space` of the doubled buffer: SIZE until
+/// data arrives, at most 1.35 x SIZE after (payload/truesize ratio <= 0.67 for full-size
+/// frames); so 16 windows of 32 KiB take between 16 / 1.35 and 16 RTTs, plus 10% for the first
+/// rounds of slow start.
+#[test]
+fn kernel_fixed_recv_buffer_limits_the_rate_to_window_per_rtt() {
+    require_netns!();
+    let dir = run_dir("trb");
+    let (size, window, rtt) = (512 * 1024, 32 * 1024, 0.1);
+    let sc = with_transport(
+        scenario(vec![("a", 20e6, rtt, 0.1, json!([]))], size),
+        json!({ "recv_buffer_bytes": window }),
+    );
+    let r = kernel(&dir, &sc, "tcp:a", "trb");
+    let t = r["server_download_time_s"].as_f64().unwrap();
+    let rounds = size as f64 / window as f64 * rtt;
+    println!(
+        "512 KiB through a 32 KiB buffer at 100 ms: {t:.3} s ({rounds:.3} s at one window per RTT)"
+    );
+    assert!(
+        t >= rounds / 1.35 && t <= rounds * 1.1,
+        "{t:.3} s vs {:.3}-{:.3} s: {r}",
+        rounds / 1.35,
+        rounds * 1.1
+    );
+}
+
+/// Keys the kernel cannot follow are refused before any namespace exists, one line, status 2.
+#[test]
+fn kernel_refuses_what_linux_cannot_do() {
+    let dir = run_dir("tref");
+    let base = scenario(vec![("a", 20e6, 0.02, 0.05, json!([]))], 1024);
+    for (keys, key) in [
+        (json!({"pacing": true}), "transport.pacing"),
+        (json!({"cc": "lia"}), "transport.cc"),
+        (json!({"hystart": "off"}), "transport.hystart"),
+    ] {
+        let out = emu(
+            &dir,
+            &["kernel", "-", "--id", "tref"],
+            Some(&with_transport(base.clone(), keys)),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(
+            err.contains(key) && err.trim().lines().count() == 1,
+            "{err}"
+        );
+    }
+    assert!(namespaces_of("tref").is_empty());
+}

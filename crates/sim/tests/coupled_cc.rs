@@ -255,19 +255,37 @@ fn uncoupled_reno_two_subflows_take_more_than_one_tcp_share() {
     assert!(share > 0.58, "uncoupled share {share:.3}");
 }
 
+/// OLIA (Khalili et al., CoNEXT 2012, §5) is LIA's goal with Kelly and Voice's coupling: the
+/// pair takes no more than one TCP on the shared bottleneck (±10%, as for LIA).
+#[test]
+fn olia_two_subflows_on_one_bottleneck_take_one_tcp_share() {
+    let share = multipath_share(CcKind::Olia);
+    assert!(
+        (0.45..=0.55).contains(&share),
+        "OLIA's share {share:.3}, one TCP's is 0.5 (±10%)"
+    );
+}
+
 /// The measurements quoted in the ignore reason above: `cargo test --release -p mpsched-sim
 /// --test coupled_cc explore -- --ignored --nocapture`.
 #[test]
 #[ignore = "a measurement, not a check"]
 fn explore() {
     for (rate, rtt, q, secs) in [
+        (10e6, 0.04, 0.04, 60.0),
         (10e6, 0.04, 0.04, 200.0),
         (10e6, 0.04, 0.01, 60.0),
         (10e6, 0.04, 0.16, 60.0),
         (20e6, 0.08, 0.08, 60.0),
         (5e6, 0.02, 0.02, 60.0),
     ] {
-        for cc in [CcKind::Lia, CcKind::Reno, CcKind::Balia] {
+        for cc in [
+            CcKind::Lia,
+            CcKind::Olia,
+            CcKind::Balia,
+            CcKind::Wvegas,
+            CcKind::Reno,
+        ] {
             eprintln!(
                 "{rate} {rtt} {q} {secs} {cc:?} {:.3}",
                 share_on(cc, rate, rtt, q, secs)

@@ -155,7 +155,7 @@ mod tests {
             delivered: 0,
             snd_nxt: 0,
         };
-        b.on_ack(Time::ZERO, &sample, CoupledView { subflows: &view });
+        b.on_ack(Time::ZERO, &sample, CoupledView::of(&view));
         let w = b.window();
         b.on_congestion_event(Time::ZERO, w);
         assert_eq!(b.window(), w - (w as f64 * 0.75) as u64);

@@ -153,11 +153,7 @@ mod tests {
         let mut l = in_avoidance(10);
         let view = [(10 * MSS, ms(50)), (10 * MSS, ms(50))];
         for _ in 0..40 {
-            l.on_ack(
-                Time::ZERO,
-                &ack(MSS, 10 * MSS),
-                CoupledView { subflows: &view },
-            );
+            l.on_ack(Time::ZERO, &ack(MSS, 10 * MSS), CoupledView::of(&view));
         }
         // Four windows of ACKs: 4 · 10 · (0.5 · 1000 · 1000 / 20000) = 1000 bytes.
         assert_eq!(l.window(), 11 * MSS);
@@ -168,11 +164,7 @@ mod tests {
         let mut l = in_avoidance(10);
         let view = [(10 * MSS, ms(50))];
         for _ in 0..10 {
-            l.on_ack(
-                Time::ZERO,
-                &ack(MSS, 10 * MSS),
-                CoupledView { subflows: &view },
-            );
+            l.on_ack(Time::ZERO, &ack(MSS, 10 * MSS), CoupledView::of(&view));
         }
         assert_eq!(l.window(), 11 * MSS);
     }
@@ -189,11 +181,7 @@ mod tests {
         // The uncoupled per-ACK increase MSS·bytes_acked/cwnd_i, applied ACK by ACK.
         let (mut w, mut carry) = (100.0 * MSS as f64, 0.0);
         for _ in 0..100 {
-            l.on_ack(
-                Time::ZERO,
-                &ack(MSS, 100 * MSS),
-                CoupledView { subflows: &view },
-            );
+            l.on_ack(Time::ZERO, &ack(MSS, 100 * MSS), CoupledView::of(&view));
             carry += (MSS * MSS) as f64 / w;
             let whole = (carry + 1e-9_f64).floor();
             carry -= whole;

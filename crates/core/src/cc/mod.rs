@@ -2,8 +2,8 @@
 //!
 //! The subflow owns loss detection and recovery (RFC 6675); the controller only answers how
 //! large the congestion window is and reacts to acknowledgements, congestion events and RTOs.
-//! All quantities are bytes. Coupled controllers (LIA/OLIA/BALIA, on the roadmap) will read the
-//! other subflows through [`CoupledView`], which decoupled controllers ignore.
+//! All quantities are bytes. Coupled controllers (LIA, OLIA, BALIA, wVegas) read the other
+//! subflows through [`CoupledView`], which decoupled controllers ignore.
 
 pub mod balia;
 pub mod cubic;
@@ -11,6 +11,7 @@ pub mod cubic_linux;
 mod hystart;
 mod hystart_linux;
 pub mod lia;
+pub mod olia;
 pub mod reno;
 pub mod wvegas;
 
@@ -94,6 +95,21 @@ pub fn restart_window(
 pub struct CoupledView<'a> {
     /// (cwnd bytes, srtt) of every subflow of the connection, this one included.
     pub subflows: &'a [(u64, Option<Duration>)],
+    /// Every subflow's [`CongestionControl::loss_interval`], same order, when the controllers
+    /// need them (OLIA); empty otherwise.
+    pub loss_intervals: &'a [u64],
+    /// This subflow's index in `subflows`.
+    pub this: usize,
+}
+
+impl<'a> CoupledView<'a> {
+    /// The view of `subflows` (loss intervals not given).
+    pub fn of(subflows: &'a [(u64, Option<Duration>)]) -> Self {
+        CoupledView {
+            subflows,
+            ..CoupledView::default()
+        }
+    }
 }
 
 pub trait CongestionControl: std::fmt::Debug + Send {
@@ -137,6 +153,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn in_slow_start(&self) -> bool {
         self.window() < self.ssthresh()
     }
+    /// Bytes acknowledged between the last two losses or since the last one, whichever is
+    /// larger (OLIA's `l_r`); 0 for controllers that do not track it.
+    fn loss_interval(&self) -> u64 {
+        0
+    }
     /// Algorithm name, for reports.
     fn name(&self) -> &'static str;
 }
@@ -153,6 +174,8 @@ pub enum CcKind {
     CubicRfc,
     /// Coupled (Cech, TUM 2020, §4.7): RFC 6356.
     Lia,
+    /// Coupled: Khalili et al., CoNEXT 2012.
+    Olia,
     /// Coupled: Peng et al., IEEE/ACM ToN 2016.
     Balia,
     /// Coupled, delay-based: Cao et al., ICNP 2012.
@@ -192,6 +215,7 @@ impl CcKind {
             "cubic" => Some(CcKind::Cubic),
             "cubic-rfc9438" => Some(CcKind::CubicRfc),
             "lia" => Some(CcKind::Lia),
+            "olia" => Some(CcKind::Olia),
             "balia" => Some(CcKind::Balia),
             "wvegas" => Some(CcKind::Wvegas),
             _ => None,
@@ -204,6 +228,7 @@ impl CcKind {
             CcKind::Cubic => Box::new(cubic_linux::LinuxCubic::new(mss, init_cwnd)),
             CcKind::CubicRfc => Box::new(cubic::Cubic::new(mss, init_cwnd)),
             CcKind::Lia => Box::new(lia::Lia::new(mss, init_cwnd)),
+            CcKind::Olia => Box::new(olia::Olia::new(mss, init_cwnd)),
             CcKind::Balia => Box::new(balia::Balia::new(mss, init_cwnd)),
             CcKind::Wvegas => Box::new(wvegas::Wvegas::new(mss, init_cwnd)),
         }

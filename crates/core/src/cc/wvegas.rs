@@ -181,7 +181,7 @@ mod tests {
         // diff = 20 · (101 − 100)/101 ≈ 0.2 < alpha 2: cwnd + 1.
         let mut v = avoiding();
         let view = [(20 * MSS, ms(101)), (20 * MSS, ms(101))];
-        v.adjust(0.101, 0.100, CoupledView { subflows: &view });
+        v.adjust(0.101, 0.100, CoupledView::of(&view));
         assert_eq!(v.window(), 21 * MSS);
     }
 
@@ -191,7 +191,7 @@ mod tests {
         // so its share of total_alpha = 10 is 2.5 → alpha 2 (floor, at least 2): shrink.
         let mut v = avoiding();
         let view = [(20 * MSS, ms(130)), (60 * MSS, ms(130))];
-        v.adjust(0.130, 0.100, CoupledView { subflows: &view });
+        v.adjust(0.130, 0.100, CoupledView::of(&view));
         assert_eq!(v.alpha(), 2.0);
         assert_eq!(v.window(), 19 * MSS);
     }
@@ -201,7 +201,7 @@ mod tests {
         // diff = 10 · 50/150 ≈ 3.3 > gamma: cwnd = min(cwnd, target + 1) = 10·100/150 + 1 = 7.
         let mut v = Wvegas::new(MSS, 10);
         let view = [(10 * MSS, ms(150))];
-        v.adjust(0.150, 0.100, CoupledView { subflows: &view });
+        v.adjust(0.150, 0.100, CoupledView::of(&view));
         assert_eq!(v.window(), 7 * MSS);
         assert!(!v.in_slow_start());
     }

@@ -753,12 +753,7 @@ mod tests {
             let mut received = Vec::new();
             let windows: Vec<(u64, Option<Duration>)> =
                 self.subflows.iter().map(|s| (s.cwnd(), s.srtt())).collect();
-            self.subflows[p].on_ack(
-                self.now,
-                &ack,
-                CoupledView { subflows: &windows },
-                &mut received,
-            );
+            self.subflows[p].on_ack(self.now, &ack, CoupledView::of(&windows), &mut received);
             for r in received {
                 self.meta.on_received(r.meta_seg);
             }

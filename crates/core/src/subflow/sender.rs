@@ -459,6 +459,11 @@ impl SubflowSender {
     pub fn mss(&self) -> u32 {
         self.mss
     }
+    /// The controller's loss interval (OLIA's `l`; 0 for controllers without one).
+    pub fn loss_interval(&self) -> u64 {
+        self.cc.loss_interval()
+    }
+
     pub fn cwnd(&self) -> u64 {
         self.cc.window()
     }

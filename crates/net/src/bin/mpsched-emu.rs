@@ -241,17 +241,15 @@ fn kernel_cmd(args: &Args) {
     let sc = scenario(args);
     let mode =
         Mode::parse(args.value("--mode").unwrap_or("mptcp"), &sc).unwrap_or_else(|e| refuse(e));
-    if !["cubic", "reno"].contains(&sc.transport.cc.as_str()) {
-        refuse(format!(
-            "transport.cc = {:?}: the kernel runner sets cubic or reno per socket",
-            sc.transport.cc
-        ));
+    let plan = kernel::transport::plan(&sc, mode == Mode::Mptcp).unwrap_or_else(|e| refuse(e));
+    if plan.cc == "cubic" {
+        kernel::transport::check_cubic_module().unwrap_or_else(|e| refuse(e));
     }
     preflight();
     emu::install_signal_handlers();
     let reps = args.number("--reps", 1).max(1) as u32;
     let seed = args.number("--seed", 1);
-    let runs = kernel::run(&sc, &mode, reps, seed, args.value("--id"), &|m| {
+    let runs = kernel::run(&sc, &mode, &plan, reps, seed, args.value("--id"), &|m| {
         eprintln!("{m}")
     })
     .unwrap_or_else(|e| fail(e));

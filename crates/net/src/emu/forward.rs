@@ -111,6 +111,8 @@ pub struct DirStats {
     /// TCP payload offered to the link (what the sender put on this path, retransmissions
     /// included, before any drop): the simulator's `bytes_by_path`.
     pub payload_bytes_in: u64,
+    /// The largest TCP payload of one frame offered (the sender's segment size).
+    pub max_payload_in: u32,
     pub frames_out: u64,
     pub wire_bytes_out: u64,
     /// TCP payload delivered, retransmissions included.
@@ -220,6 +222,7 @@ impl Dir {
         self.stats.frames_in += 1;
         if let Some((_, _, len, _)) = tcp_segment(&frame) {
             self.stats.payload_bytes_in += u64::from(len);
+            self.stats.max_payload_in = self.stats.max_payload_in.max(len);
         }
         if frame.len() > 1514 {
             self.stats.oversize += 1;

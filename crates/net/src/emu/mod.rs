@@ -283,5 +283,19 @@ pub fn parse_scenario(text: &str) -> Result<Scenario, String> {
     if sc.paths.len() > 8 {
         return Err("scenario JSON: the emulator supports at most 8 paths".into());
     }
+    for p in &sc.paths {
+        if p.forward.handover.is_some() || p.reverse.handover.is_some() {
+            return Err(format!(
+                "path {:?}: handover events are simulator-only; the emulator's links do not model them",
+                p.name
+            ));
+        }
+        if !p.cross.is_none() {
+            return Err(format!(
+                "path {:?}: competing traffic (cross) is simulator-only; the emulator has no cross flows",
+                p.name
+            ));
+        }
+    }
     Ok(sc)
 }

@@ -29,6 +29,8 @@ use serde_json::{json, Map, Value};
 use crate::emu::sys::{self, mono_ns};
 use crate::emu::{Instance, Role, STOP};
 
+pub mod transport;
+
 pub const IPPROTO_MPTCP: libc::c_int = 262;
 const PORT: u16 = 5201;
 /// Request meaning "send until I close" (bulk).
@@ -116,6 +118,25 @@ fn set_cc(fd: i32, cc: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// `transport.recv_buffer` = SIZE: the client's buffer locked at SIZE (`SO_RCVBUFFORCE`, which
+/// passes `rmem_max`; we are root), as an application's `SO_RCVBUF`, before connect() (the SYN's
+/// window scale comes from it). Linux doubles it for overhead and offers its
+/// `tcp_win_from_space` share as window: 50% of 2 x SIZE until data arrives, then the skbs'
+/// payload/truesize ratio (`tcp_measure_rcv_mss`), about 62% on the emulator's links, so about
+/// 1.24 x SIZE where the simulator offers SIZE. A `TCP_WINDOW_CLAMP` cannot pin it to SIZE:
+/// Linux 6.18 resets the clamp from the buffer when the ratio changes, and MPTCP has no such
+/// option (`mptcp_setsockopt_sol_tcp`).
+fn fixed_recv_buffer(fd: i32, bytes: u64) -> io::Result<()> {
+    let size = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX / 2);
+    sys::setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_RCVBUFFORCE,
+        &size,
+        "SO_RCVBUFFORCE",
+    )
+}
+
 fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
@@ -162,24 +183,22 @@ fn serve(listener: TcpListener, cc: String, times: mpsc::Sender<u64>) {
     }
 }
 
-/// Prepares the namespaces for the kernel run: MPTCP limits and subflow endpoints, sysctls the
-/// scenario sets.
-fn configure(inst: &Instance, sc: &Scenario, mode: &Mode) -> io::Result<()> {
+/// Prepares the namespaces for the kernel run: MPTCP limits and subflow endpoints, and the
+/// transport's sysctls and route attributes ([`transport::plan`]).
+fn configure(
+    inst: &Instance,
+    sc: &Scenario,
+    mode: &Mode,
+    plan: &transport::Plan,
+) -> io::Result<()> {
     let t = &inst.topo;
-    let ssai = format!(
-        "net.ipv4.tcp_slow_start_after_idle={}",
-        u8::from(sc.transport.slow_start_after_idle)
-    );
     for role in [Role::Client, Role::Server] {
-        sys::run(Command::new("ip").args([
-            "netns",
-            "exec",
-            &t.ns(role),
-            "sysctl",
-            "-qw",
-            &ssai,
-            "net.mptcp.enabled=1",
-        ]))?;
+        sys::run(
+            Command::new("ip")
+                .args(["netns", "exec", &t.ns(role), "sysctl", "-qw"])
+                .args(&plan.sysctls)
+                .arg("net.mptcp.enabled=1"),
+        )?;
         if *mode == Mode::Mptcp {
             sys::run(Command::new("ip").args([
                 "-n",
@@ -192,6 +211,43 @@ fn configure(inst: &Instance, sc: &Scenario, mode: &Mode) -> io::Result<()> {
                 "add_addr_accepted",
                 "8",
             ]))?;
+        }
+    }
+    for i in 0..sc.paths.len() {
+        // The connected routes both ways, and the client's per-path table (bound subflows and
+        // single-path runs route by source address), re-stated with the transport's metrics.
+        let (ca, sa) = (t.client_addr(i), t.server_addr(i));
+        let prefix = format!("{}.0/24", sa.rsplit_once('.').map_or(sa.as_str(), |x| x.0));
+        let (cdev, sdev, table) = (format!("c{i}"), format!("s{i}"), (100 + i).to_string());
+        let connected = |dev: &str, src: &str| {
+            let mut v = vec!["route", "replace"];
+            v.extend([
+                prefix.as_str(),
+                "dev",
+                dev,
+                "proto",
+                "kernel",
+                "scope",
+                "link",
+            ]);
+            v.extend(["src", src]);
+            v.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        for (role, mut args, attrs) in [
+            (Role::Server, connected(&sdev, &sa), &plan.server_route),
+            (Role::Client, connected(&cdev, &ca), &plan.client_route),
+            (
+                Role::Client,
+                [
+                    "route", "replace", "default", "via", &sa, "dev", &cdev, "table", &table,
+                ]
+                .map(String::from)
+                .to_vec(),
+                &plan.client_route,
+            ),
+        ] {
+            args.extend(attrs.iter().cloned());
+            sys::run(Command::new("ip").arg("-n").arg(t.ns(role)).args(&args))?;
         }
     }
     if *mode == Mode::Mptcp {
@@ -224,6 +280,7 @@ struct ClientTimes {
 fn client(
     sc: &Scenario,
     mode: &Mode,
+    recv_buffer: Option<u64>,
     topo_client: (String, SocketAddrV4, Option<SocketAddrV4>),
 ) -> io::Result<ClientTimes> {
     let (ns, server, bind) = topo_client;
@@ -232,6 +289,9 @@ fn client(
     // SAFETY: fd is a fresh socket we own from here on.
     let stream_owner = unsafe { TcpStream::from_raw_fd(fd) };
     set_cc(fd, &sc.transport.cc)?;
+    if let Some(bytes) = recv_buffer {
+        fixed_recv_buffer(fd, bytes)?;
+    }
     if let Some(b) = bind {
         let sa = sockaddr(b);
         // SAFETY: sa is a valid sockaddr_in.
@@ -321,6 +381,7 @@ fn client(
 pub fn run(
     sc: &Scenario,
     mode: &Mode,
+    plan: &transport::Plan,
     reps: u32,
     seed: u64,
     id: Option<&str>,
@@ -332,7 +393,7 @@ pub fn run(
         }
     }
     let inst = Instance::up(sc, id, seed)?;
-    configure(&inst, sc, mode)?;
+    configure(&inst, sc, mode, plan)?;
     let t = inst.topo.clone();
     let (tx, rx) = mpsc::channel();
     let cc = sc.transport.cc.clone();
@@ -390,7 +451,8 @@ pub fn run(
         let sc2 = sc.clone();
         let mode2 = mode.clone();
         let ns = t.ns(Role::Client);
-        let times = std::thread::spawn(move || client(&sc2, &mode2, (ns, server, bind)))
+        let rcvbuf = plan.recv_buffer;
+        let times = std::thread::spawn(move || client(&sc2, &mode2, rcvbuf, (ns, server, bind)))
             .join()
             .map_err(|_| io::Error::other("client panicked"))??;
         std::thread::sleep(Duration::from_millis(20));
@@ -423,12 +485,14 @@ fn result(
     let mut sent = Map::new();
     let mut last = Map::new();
     let mut drops = Map::new();
+    let mut segment = Map::new();
     let mut late_max: u64 = 0;
     let mut host_drops = 0;
     let mut lasts = Vec::new();
     let connect_rel = t.connect_start.saturating_sub(epoch);
     for (p, (fwd, rev)) in sc.paths.iter().zip(&snap.paths) {
         bytes.insert(p.name.clone(), json!(fwd.payload_bytes_in));
+        segment.insert(p.name.clone(), json!(fwd.max_payload_in));
         sent.insert(p.name.clone(), json!(fwd.new_payload_bytes));
         drops.insert(
             p.name.clone(),
@@ -476,6 +540,7 @@ fn result(
         "last_byte_s_by_path": last,
         "completion_gap_s": gap,
         "drops_by_path": drops,
+        "max_segment_bytes_by_path": segment,
         "emulator": {"late_max_s": secs(late_max), "host_drops": host_drops},
     })
 }
