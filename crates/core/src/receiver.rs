@@ -149,11 +149,8 @@ impl ReceiverConnection {
     /// The next ACK due on any subflow.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Ack> {
         let n = self.subflows.len();
-        // Round robin from `ack_turn` (always below n), without a division per step.
-        let turn = self.ack_turn.min(n);
         for k in 0..n {
-            // (turn + k) mod n without a division.
-            let p = if turn + k < n { turn + k } else { turn + k - n };
+            let p = (self.ack_turn + k) % n;
             if self.subflows[p].wants_ack() {
                 self.ack_turn = (p + 1) % n;
                 let data_ack = self.meta.data_ack();

@@ -218,6 +218,9 @@ pub struct World<'a> {
     /// four. The next event is the minimum over N + 1 groups instead of 4N + 2 slots (at 8
     /// paths the slot scan was the largest per-event cost that grows with the paths).
     group_min: Vec<Key>,
+    /// One or two paths: a plain minimum over the (at most 12) slots is cheaper than keeping
+    /// the groups' minima.
+    few_slots: bool,
     /// Everything else (requests, samples).
     heap: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     seq: u64,
@@ -321,6 +324,7 @@ impl<'a> World<'a> {
             now: Time::ZERO,
             slots: vec![NO_EVENT; 4 + 4 * npaths],
             group_min: vec![NO_EVENT; 1 + npaths],
+            few_slots: npaths <= 2,
             heap: BinaryHeap::new(),
             seq: 0,
             events: 0,
@@ -373,6 +377,9 @@ impl<'a> World<'a> {
     #[inline(always)]
     fn set_slot(&mut self, slot: usize, k: Key) {
         let old = std::mem::replace(&mut self.slots[slot], k);
+        if self.few_slots {
+            return;
+        }
         let g = slot / 4;
         if k <= self.group_min[g] {
             self.group_min[g] = k;
@@ -384,7 +391,12 @@ impl<'a> World<'a> {
 
     /// Removes and returns the next event: the smallest key among the slots and the heap's top.
     fn pop_event(&mut self) -> Option<(Time, Ev)> {
-        let best = self.group_min.iter().copied().min().unwrap_or(NO_EVENT);
+        let mins = if self.few_slots {
+            &self.slots
+        } else {
+            &self.group_min
+        };
+        let best = mins.iter().copied().min().unwrap_or(NO_EVENT);
         if let Some(&Reverse((t, seq, ev))) = self.heap.peek() {
             if key(t, seq) < best {
                 self.heap.pop();
@@ -419,6 +431,7 @@ impl<'a> World<'a> {
 
     /// Re-arms a timer slot when the endpoint's deadline changed. `t` is the new deadline
     /// (`None`: disarmed); a deadline in the past fires now.
+    #[inline]
     fn set_timer(&mut self, slot: usize, t: Option<Time>) {
         let current = self.slots[slot];
         if t != (current != NO_EVENT).then(|| key_time(current)) {

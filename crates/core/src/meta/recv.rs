@@ -255,7 +255,14 @@ impl RecvBuffer {
     /// Data `[dsn, dsn+len)` arrived at `now` on some subflow.
     pub fn on_data(&mut self, now: Time, dsn: u64, len: u32) -> Delivery {
         let end = dsn + len as u64;
-        let at = self.ofo.binary_search_by_key(&dsn, |&(s, _, _)| s);
+        // Where `dsn` is or would go in the queue: no search for in-order data or behind the
+        // last queued segment (most arrivals).
+        let at = match self.ofo.back() {
+            _ if end <= self.rcv_nxt => Err(0),
+            None => Err(0),
+            Some(&(last, _, _)) if dsn > last => Err(self.ofo.len()),
+            Some(_) => self.ofo.binary_search_by_key(&dsn, |&(s, _, _)| s),
+        };
         if end <= self.rcv_nxt || at.is_ok_and(|i| self.ofo[i].1 >= end) {
             self.duplicate_bytes += len as u64;
             return Delivery {
