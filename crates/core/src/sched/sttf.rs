@@ -136,15 +136,19 @@ impl Scheduler for Sttf {
             }
             let me = slots[s].expect("set above");
             let t = me.transfer_time(1);
-            let index: u64 = (0..n)
-                .filter(|&r| r != s)
-                .map(|r| {
-                    let other = slots[r].expect("set above");
-                    // Argmin ties go to the lower path number.
-                    other.count_before(t, r < s, HORIZON as u64)
-                })
-                .sum();
-            if best.is_none_or(|(i, _)| index < i) {
+            // The sum only grows: once it reaches the best index so far, this subflow cannot
+            // take the lead (a tie keeps the earlier one), so the other counts are not needed.
+            let bound = best.map_or(u64::MAX, |(i, _)| i);
+            let mut index = 0u64;
+            for r in (0..n).filter(|&r| r != s) {
+                let other = slots[r].expect("set above");
+                // Argmin ties go to the lower path number.
+                index += other.count_before(t, r < s, HORIZON as u64);
+                if index >= bound {
+                    break;
+                }
+            }
+            if index < bound {
                 best = Some((index, s as PathId));
             }
         }
