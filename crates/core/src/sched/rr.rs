@@ -27,7 +27,13 @@ impl Scheduler for RoundRobin {
             Some(t) => t,
             None => crate::sched::common::fastest(ctx)? as usize,
         };
-        for p in (start..n).chain(0..start) {
+        for k in 0..n {
+            // (start + k) mod n without a division.
+            let p = if start + k < n {
+                start + k
+            } else {
+                start + k - n
+            };
             if ctx.has_space(p as PathId) {
                 self.turn = Some((p + 1) % n);
                 return Some(Assignment {
