@@ -113,6 +113,7 @@ _TRANSPORT_KEYS = (
     "slow_start_after_idle",
     "hystart",
     "pacing",
+    "nodelay",
     "receiver",
 )
 # Receiver policies (crates/core/src/recv): plain ACKing, or R-TSC (Park et al., §V).
@@ -758,6 +759,10 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     receiver = _field(ctx, t, table, "receiver", _receiver, "default")
     if receiver != "default":
         transport["receiver"] = receiver
+    # TCP_NODELAY on the sender (Nagle off); Linux's default is off. Written only when on, as
+    # the engine's results do, so resolved scenarios (and sweep resume keys) stay as they were.
+    if _field(ctx, t, table, "nodelay", _boolean, False):
+        transport["nodelay"] = True
     return transport
 
 

@@ -545,3 +545,9 @@ def test_not_utf8(tmp_path):
 def test_eight_paths_is_fine(write):
     text = "".join(MINIMAL.replace('"a"', f'"p{i}"') for i in range(8))
     assert len(scenario(write, text)["paths"]) == 8
+
+
+def test_nodelay_is_written_only_when_on():
+    # Off is Linux's default and leaves resolved scenarios (and sweep keys) as they were.
+    assert "nodelay" not in default_scenario([])["transport"]
+    assert default_scenario(["transport.nodelay=true"])["transport"]["nodelay"] is True

@@ -250,6 +250,13 @@ impl SenderConnection {
         }
     }
 
+    /// `TCP_NODELAY` on every subflow (`transport.nodelay`): Nagle never holds a short segment.
+    pub fn set_nodelay(&mut self, on: bool) {
+        for sf in &mut self.subflows {
+            sf.set_nodelay(on);
+        }
+    }
+
     // ---- application ---------------------------------------------------------------------
 
     /// Queue application data; `end_of_chunk` is the hint API of Guo et al., MobiCom 2017, §5.

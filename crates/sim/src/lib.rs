@@ -343,6 +343,7 @@ pub(crate) fn endpoints(
     );
     sender.set_hystart(HyStartMode::parse(&t.hystart).expect("checked"));
     sender.set_pacing(t.pacing);
+    sender.set_nodelay(t.nodelay);
     let receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss,

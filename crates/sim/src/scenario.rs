@@ -235,6 +235,11 @@ pub struct Transport {
     /// Internal TCP pacing as Linux computes it (`tcp_update_pacing_rate`, EDT departure
     /// times, `tcp_internal_pacing`); off by default.
     pub pacing: bool,
+    /// `TCP_NODELAY` on the sender's subflows: no Nagle (`tcp_nagle_check`), so a short segment
+    /// leaves at once. Off by default, as in Linux (the kernel runner sets it on the server's
+    /// socket when on). Left out of results while off.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub nodelay: bool,
     /// Receiver policy (`mpsched_core::recv`): "default" or "rtsc" (Park et al. (R-TSC), §V).
     /// A scheduler name `NAME+POLICY` overrides it for one run.
     #[serde(skip_serializing_if = "is_default_receiver")]
@@ -292,6 +297,7 @@ impl Default for Transport {
             slow_start_after_idle: true,
             hystart: "linux".into(),
             pacing: false,
+            nodelay: false,
             receiver: "default".into(),
         }
     }

@@ -302,6 +302,22 @@ mod tests {
     }
 
     #[test]
+    fn with_nodelay_the_second_short_segment_leaves_at_once() {
+        // The exchange above with `TCP_NODELAY` (`transport.nodelay`): `tcp_nagle_test` is true
+        // under TCP_NAGLE_OFF, so the push's 500-byte tail leaves with it.
+        let mut ex = Exchange::with_window("linux", &[1e6], 10, 2_500);
+        ex.conn.set_nodelay(true);
+        ex.at(0).write(10);
+        ex.send();
+        ex.at(100).ack_bytes(0, Some(2_000), 2_000, 3_000);
+        ex.send();
+        assert_eq!(
+            wire(&ex)[3..],
+            [(0, 2500, 1000), (0, 3500, 1000), (0, 4500, 500)]
+        );
+    }
+
+    #[test]
     fn a_push_that_continues_on_the_same_subflow_refills_its_short_tail() {
         // The window edge at 2,500 cuts the third segment, but the congestion window (2
         // segments) keeps it in p0's queue. The window opens to 4,000 before it leaves: the

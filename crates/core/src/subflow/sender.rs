@@ -199,6 +199,8 @@ pub struct SubflowSender {
     init_cwnd: u32,
     /// Internal pacing (Linux `tcp_internal_pacing`, EDT model).
     pacing: bool,
+    /// `TCP_NODELAY`: Nagle off.
+    nodelay: bool,
     /// Earliest departure time of the next segment (Linux `tcp_wstamp_ns`).
     wstamp: Time,
     /// Pacing holds the next segment back at the time last checked.
@@ -333,6 +335,11 @@ impl SubflowSender {
         self.cc.set_pacing(on);
     }
 
+    /// `TCP_NODELAY` (`transport.nodelay`): [`SubflowSender::nagle_holds`] never holds.
+    pub fn set_nodelay(&mut self, on: bool) {
+        self.nodelay = on;
+    }
+
     /// Re-check pacing at `now` (the connection calls this before it sends): while the next
     /// departure time is in the future the subflow offers no window
     /// ([`SubflowSender::has_cwnd_space`] is false) and sends no retransmission.
@@ -407,6 +414,7 @@ impl SubflowSender {
             cc_kind: cc,
             init_cwnd,
             pacing: false,
+            nodelay: false,
             wstamp: Time::ZERO,
             paced_out: false,
             data_segs_out: 0,
@@ -482,7 +490,8 @@ impl SubflowSender {
     /// `TCP_NODELAY` off, Linux's default): a sub-MSS segment waits while data is in flight and
     /// the previous sub-MSS segment is not yet acknowledged (`tcp_minshall_check`).
     pub fn nagle_holds(&self, len: u32) -> bool {
-        len < self.mss
+        !self.nodelay
+            && len < self.mss
             && !self.board.is_empty()
             && self.snd_sml > self.snd_una
             && self.snd_sml <= self.snd_nxt

@@ -158,7 +158,7 @@ fn sys_check(r: libc::c_int, what: &str) -> io::Result<()> {
 
 /// The server: accepts connections forever; per request (8-byte size) it records when the
 /// request arrived and sends that many bytes (or, for [`BULK`], until the client closes).
-fn serve(listener: TcpListener, cc: String, times: mpsc::Sender<u64>) {
+fn serve(listener: TcpListener, cc: String, nodelay: bool, times: mpsc::Sender<u64>) {
     let chunk = vec![0x5au8; 1 << 16];
     for conn in listener.incoming() {
         let Ok(mut conn) = conn else { continue };
@@ -166,6 +166,9 @@ fn serve(listener: TcpListener, cc: String, times: mpsc::Sender<u64>) {
             return;
         }
         let _ = set_cc(conn.as_raw_fd(), &cc);
+        if nodelay && conn.set_nodelay(true).is_err() {
+            continue;
+        }
         let mut req = [0u8; 8];
         while conn.read_exact(&mut req).is_ok() {
             let _ = times.send(mono_ns());
@@ -429,7 +432,8 @@ pub fn run(
     })?;
     let cc = sc.transport.cc.clone();
     // Detached: the server thread ends with the process (its namespace is deleted on drop).
-    std::thread::spawn(move || serve(listener, cc, tx));
+    let nodelay = plan.nodelay;
+    std::thread::spawn(move || serve(listener, cc, nodelay, tx));
 
     let (server_path, bind) = match mode {
         Mode::Mptcp => (0, None),

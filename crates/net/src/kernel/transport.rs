@@ -14,6 +14,7 @@
 //! | `delayed_ack` | client routes | `false`: `quickack 1` (`tcp_in_quickack_mode`) |
 //! | `slow_start_after_idle` | namespace | `net.ipv4.tcp_slow_start_after_idle` |
 //! | `hystart` | machine | only `linux`, and only while `tcp_cubic`'s module parameters are Linux's defaults (they are machine-wide) |
+//! | `nodelay` | server socket | `TCP_NODELAY` |
 //! | `pacing` | — | `true` refused: Linux paces CUBIC/Reno only under the `fq` qdisc, checked at run time |
 //! | `receiver` | — | only `default`: the kernel's receiver has no R-TSC |
 //!
@@ -47,6 +48,8 @@ pub struct Plan {
     pub sysctls: Vec<String>,
     /// A fixed receive buffer for the client socket, bytes.
     pub recv_buffer: Option<u64>,
+    /// `TCP_NODELAY` on the server's (the sender's) sockets.
+    pub nodelay: bool,
 }
 
 /// Checks the scenario's transport against what the kernel runner can set for `mptcp` or
@@ -135,6 +138,7 @@ pub fn plan(sc: &Scenario, mptcp: bool) -> Result<Plan, String> {
         client_route,
         sysctls,
         recv_buffer: t.recv_buffer_bytes,
+        nodelay: t.nodelay,
     })
 }
 
