@@ -250,6 +250,15 @@ impl SenderConnection {
         }
     }
 
+    /// Every subflow leaves slow start (a congestion event without loss: the window halved and
+    /// kept as the threshold), for fixtures that need congestion avoidance from the start.
+    #[cfg(test)]
+    pub(crate) fn leave_slow_start(&mut self, now: Time) {
+        for sf in &mut self.subflows {
+            sf.congestion_event_for_test(now);
+        }
+    }
+
     /// `TCP_NODELAY` on every subflow (`transport.nodelay`): Nagle never holds a short segment.
     pub fn set_nodelay(&mut self, on: bool) {
         for sf in &mut self.subflows {

@@ -12,17 +12,25 @@
 //! Each subflow is marked *disabled* and/or *stale* (Fig. 8):
 //!
 //! * **enabled** — MinRTT among enabled subflows (the Linux default's choice of subflow).
-//! * **enabled → disabled**: detection by inter-send vs inter-ACK time (§5): while data is in
-//!   flight, the time since the subflow's last ACK has grown beyond `GAP_FACTOR` = 8 smoothed
-//!   inter-send gaps *and* beyond `srtt + 4·rttvar` (the RFC 6298 RTO before its 200 ms floor,
-//!   i.e. longer than any RTT the estimator expects). On an ACK-clocked subflow ACKs come about
-//!   as often as sends (twice as far apart with delayed ACKs); a handover stretches the ACK gap
-//!   by the rate drop and the RTT step. Disabled: no new data; every segment it carried that is
-//!   not yet received is resent once on the fastest enabled subflow with window space.
+//! * **enabled → disabled**: detection by inter-send vs inter-ACK time (§5): once the subflow
+//!   is in a steady state (out of slow start: Cech's "once TCP reaches a steady state", where
+//!   the sender is ACK-clocked; in slow start ACKs come in trains a round trip apart), while
+//!   data is in flight, the time since the subflow's last ACK has grown beyond `GAP_FACTOR` = 8
+//!   smoothed inter-send gaps *and* beyond the subflow's minimum RTT (a whole base round trip
+//!   without an ACK). On an ACK-clocked subflow ACKs come about as often as sends (twice as far
+//!   apart with delayed ACKs); a handover stretches the ACK gap by the rate drop and the RTT
+//!   step. The floor is the minimum RTT, not the RTO's `srtt + 4·rttvar`: behind a full
+//!   buffer (300 packets in Cech's setup) sRTT carries the queue, and a silence that long never
+//!   comes while the path still delivers at a tenth of its rate. Disabled: no new data; every
+//!   segment it carried that is not yet received is resent once on the fastest enabled subflow
+//!   with window space.
 //! * **disabled → disabled + stale**: the first ACK after detection shows the subflow delivers
-//!   again, but its RTT estimate dates from the handover.
+//!   again, but its RTT estimate dates from the handover; or nothing of it is in flight any
+//!   more (all acknowledged or resent), so no ACK will come.
 //! * **stale**: one probe at a time — a copy of a segment in flight on another subflow (never
-//!   data only this subflow would carry) — so its RTT samples are fresh.
+//!   data only this subflow would carry) — so its RTT samples are fresh. Only a sample of the
+//!   probe (or of data sent after it) counts: the data queued before it still carries the
+//!   handover's backlog.
 //! * **stale → enabled**: a probe's RTT sample within `RECOVERED_RTT` = 1.5 × the minimum RTT
 //!   seen before the handover, or `ACCEPT_AFTER` = 8 probe samples (the path changed for good:
 //!   its new RTT is accepted as the baseline).
@@ -65,6 +73,9 @@ struct PathState {
     baseline: Option<Duration>,
     resend_cursor: SegNo,
     probe_out: bool,
+    /// When the outstanding probe left: only a sample of it (or of later data) counts, not
+    /// one of data queued before it.
+    probe_sent: Option<Time>,
     probes: u32,
 }
 
@@ -95,10 +106,16 @@ impl LteHandover {
         for p in 0..ctx.npaths() {
             let sf = ctx.subflow(p as PathId);
             let st = &mut self.paths[p];
-            if st.mark != Mark::Enabled || sf.in_flight() == 0 {
+            if st.mark == Mark::Disabled && sf.in_flight() == 0 {
+                // Everything it held is acknowledged or resent and no ACK will come: probe.
+                st.mark = Mark::Stale;
                 continue;
             }
-            let (Some(srtt), Some(gap)) = (sf.srtt(), st.send_gap) else {
+            // In slow start ACKs come in trains a round trip apart: nothing to judge by yet.
+            if st.mark != Mark::Enabled || sf.in_flight() == 0 || sf.cwnd() < sf.ssthresh() {
+                continue;
+            }
+            let (Some(base), Some(gap)) = (sf.min_rtt(), st.send_gap) else {
                 continue;
             };
             let since = match (st.last_ack, st.busy_since) {
@@ -109,8 +126,7 @@ impl LteHandover {
                 },
             };
             let silence = ctx.now.0.saturating_sub(since.0) as f64 * 1e-9;
-            let rto_core = srtt.as_secs_f64() + 4.0 * sf.rttvar().as_secs_f64();
-            if silence > GAP_FACTOR * gap && silence > rto_core {
+            if silence > GAP_FACTOR * gap && silence > base.as_secs_f64() {
                 st.mark = Mark::Disabled;
                 st.baseline = sf.min_rtt();
                 st.resend_cursor = ctx.meta().base_seg();
@@ -181,6 +197,7 @@ impl Scheduler for LteHandover {
             if st.mark == Mark::Stale && !st.probe_out && ctx.has_space(p) {
                 if let Some(seg) = Self::probe_segment(ctx, p) {
                     self.paths[p as usize].probe_out = true;
+                    self.paths[p as usize].probe_sent = Some(ctx.now);
                     return Some(self.assign(ctx, p, seg));
                 }
             }
@@ -206,7 +223,10 @@ impl Scheduler for LteHandover {
                 let Some(sample) = rtt else {
                     return;
                 };
-                if !st.probe_out {
+                // The sample is of a segment sent at now − rtt: the probe's, or one queued
+                // before it (whose RTT still reflects the handover's backlog).
+                let sent_at = ctx.now.0.saturating_sub(sample.0);
+                if !st.probe_out || st.probe_sent.is_some_and(|t| sent_at < t.0) {
                     return;
                 }
                 st.probe_out = false;
@@ -229,10 +249,12 @@ mod tests {
     use crate::sched::minrtt::exchange::Exchange;
     use crate::sender::TxKind::{New, Reinject};
 
-    /// Two subflows with 20 ms (p0) and 40 ms (p1) RTT, both warmed up by two rounds, busy with
-    /// a window each at t = 80 ms.
+    /// Two subflows with 20 ms (p0) and 40 ms (p1) RTT, in congestion avoidance (detection
+    /// waits for the ACK clock of a steady state), both warmed up by two rounds, busy with a
+    /// window each at t = 80 ms.
     fn busy() -> Exchange {
-        let mut ex = Exchange::new("lte-handover", 2, 4, 100_000);
+        let mut ex = Exchange::new("lte-handover", 2, 8, 100_000);
+        ex.conn.leave_slow_start(ex.now);
         ex.at(0).write(1000);
         ex.send();
         ex.at(20).ack(0, 0, 100_000);
@@ -272,6 +294,24 @@ mod tests {
             assert!(
                 resent.contains(seg),
                 "segment {seg} of p1 resent on p0: {resent:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn silence_in_slow_start_is_not_a_handover() {
+        // The same silence of p1 before either subflow left slow start: ACKs come in trains a
+        // round trip apart there, so there is no steady inter-send time to compare with.
+        let mut ex = Exchange::new("lte-handover", 2, 4, 100_000);
+        ex.at(0).write(1000);
+        ex.send();
+        for t in (20..=380).step_by(20) {
+            let acked = ex.conn.meta().data_ack() / 1000;
+            ex.at(t).ack(0, acked, 100_000);
+            let sent = ex.send();
+            assert!(
+                sent.iter().all(|s| s.2 == New),
+                "nothing resent at {t} ms: {sent:?}"
             );
         }
     }

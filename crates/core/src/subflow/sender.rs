@@ -1383,6 +1383,14 @@ impl SubflowSender {
         waiting
     }
 
+    /// The controller takes a congestion event now (window halved and kept as the threshold)
+    /// without any loss: fixtures that need congestion avoidance from the start.
+    #[cfg(test)]
+    pub(crate) fn congestion_event_for_test(&mut self, now: Time) {
+        let w = self.cc.window();
+        self.cc.on_congestion_event(now, w);
+    }
+
     /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): at most once
     /// per RTT, halve the window of the subflow that holds back the connection.
     pub fn penalize(&mut self, now: Time) -> bool {
