@@ -157,6 +157,12 @@ pub struct SenderConnection {
     pf: Vec<bool>,
     /// Segments committed to each subflow and not yet sent (schedulers that queue ahead).
     wq: Vec<VecDeque<SegNo>>,
+    /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
+    /// per-subflow walks over the write queues are skipped.
+    wq_total: usize,
+    /// The congestion control is coupled (LIA, OLIA, BALIA, wVegas): only then does an ACK
+    /// need every subflow's (cwnd, srtt) ([`CoupledView`]); Reno and both CUBICs ignore it.
+    coupled_cc: bool,
     /// `tcp_wmem[2]`.
     wmem_max: u64,
     /// A connection send buffer fixed by the application (`SO_SNDBUF` sets `SOCK_SNDBUF_LOCK`,
@@ -216,6 +222,11 @@ impl SenderConnection {
             ],
             pf: vec![false; cfg.npaths],
             wq: vec![VecDeque::new(); cfg.npaths],
+            wq_total: 0,
+            coupled_cc: matches!(
+                cfg.cc,
+                CcKind::Lia | CcKind::Olia | CcKind::Balia | CcKind::Wvegas
+            ),
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
             share_loss_intervals: cfg.cc == CcKind::Olia,
@@ -397,24 +408,31 @@ impl SenderConnection {
             return;
         }
         let mut windows = [(0u64, None); MAX_PATHS];
-        for (w, s) in windows.iter_mut().zip(&self.subflows) {
-            *w = (s.cwnd(), s.srtt());
-        }
-        let mut intervals = [0u64; MAX_PATHS];
         let n = self.subflows.len();
-        if self.share_loss_intervals {
-            for (l, s) in intervals.iter_mut().zip(&self.subflows) {
-                *l = s.loss_interval();
+        let mut intervals = [0u64; MAX_PATHS];
+        let coupled = if self.coupled_cc {
+            for (w, s) in windows.iter_mut().zip(&self.subflows) {
+                *w = (s.cwnd(), s.srtt());
             }
-        }
-        let coupled = CoupledView {
-            subflows: &windows[..n],
-            loss_intervals: if self.share_loss_intervals {
-                &intervals[..n]
-            } else {
-                &[]
-            },
-            this: p,
+            if self.share_loss_intervals {
+                for (l, s) in intervals.iter_mut().zip(&self.subflows) {
+                    *l = s.loss_interval();
+                }
+            }
+            CoupledView {
+                subflows: &windows[..n],
+                loss_intervals: if self.share_loss_intervals {
+                    &intervals[..n]
+                } else {
+                    &[]
+                },
+                this: p,
+            }
+        } else {
+            CoupledView {
+                this: p,
+                ..CoupledView::default()
+            }
         };
         self.received.clear();
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);
@@ -483,8 +501,10 @@ impl SenderConnection {
         }
         // Subflow-level retransmissions first (RFC 6675 NextSeg rule 1), round robin.
         let n = self.subflows.len();
+        let turn = self.retx_turn.min(n);
         for k in 0..n {
-            let p = (self.retx_turn + k) % n;
+            // (turn + k) mod n without a division.
+            let p = if turn + k < n { turn + k } else { turn + k - n };
             let sf = &mut self.subflows[p];
             if sf.has_retransmission()
                 && sf.pacing_allows()
@@ -505,10 +525,13 @@ impl SenderConnection {
             sf.restart_if_idle(now);
         }
         // Data committed to a subflow's write queue leaves as its window opens (`tcp_push`).
-        for p in 0..n {
-            if self.wq_sendable(p) {
-                let seg = self.wq[p].pop_front().expect("sendable queue");
-                return Some(self.transmit(now, p as PathId, seg, true));
+        if self.wq_total > 0 {
+            for p in 0..n {
+                if self.wq_sendable(p) {
+                    let seg = self.wq[p].pop_front().expect("sendable queue");
+                    self.wq_total -= 1;
+                    return Some(self.transmit(now, p as PathId, seg, true));
+                }
             }
         }
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
@@ -561,7 +584,7 @@ impl SenderConnection {
                 }
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
-                let pushed = (0..n).any(|p| self.wq_sendable(p));
+                let pushed = self.wq_total > 0 && (0..n).any(|p| self.wq_sendable(p));
                 return if frto || pushed {
                     self.poll_transmit(now)
                 } else {
@@ -597,6 +620,7 @@ impl SenderConnection {
                 // Committed: the meta level counts it as taken by `path` from now on.
                 self.meta.on_transmit(seg, path, now);
                 self.wq[p].push_back(seg);
+                self.wq_total += 1;
                 self.info[p].queued += u64::from(len);
                 continue;
             }
@@ -690,6 +714,7 @@ impl SenderConnection {
                 self.meta.queue_reinject(m, path);
             }
         }
+        self.wq_total -= self.wq[p].len();
         for seg in self.wq[p].drain(..) {
             self.meta.unassign(seg, path);
         }

@@ -3,7 +3,9 @@
 //! a train of 1 MiB chunks}. Prints data packets per CPU second, events per data packet,
 //! decisions per data packet and ns per scheduler decision:
 //! `cargo run --release -p mpsched-sim --features decision-timing --example bench_matrix --
-//! [BULK_S] [CHUNKS] [SCHED,SCHED...]` (defaults 10 s, 20 chunks, every scheduler).
+//! [BULK_S] [CHUNKS] [SCHED,SCHED...] [N,N...]` (defaults 10 s, 20 chunks, every scheduler,
+//! N = 1,2,4,8; CHUNKS 0 leaves the chunk trains out, so that `perf stat` of one invocation
+//! counts one bulk run).
 //!
 //! Packets per second are per CPU second of this thread (`/proc/thread-self/schedstat`, which
 //! a loaded machine inflates less than wall time) when the run took at least 50 ms of CPU,
@@ -39,12 +41,16 @@ fn main() {
             .map(|(n, _)| n.to_string())
             .collect(),
     };
+    let ns_list: Vec<usize> = match args.get(4) {
+        Some(list) => list.split(',').map(|n| n.parse().expect("N")).collect(),
+        None => vec![1, 2, 4, 8],
+    };
     println!(
         "{:<14} {:>2} {:<6} {:>10} {:>9} {:>8} {:>8} {:>9} {:>10}",
         "scheduler", "N", "work", "data_pkts", "Mpkt/s", "ev/pkt", "dec/pkt", "ns/dec", "goodput"
     );
     for sched in &scheds {
-        for n in [1usize, 2, 4, 8] {
+        for &n in &ns_list {
             for (work, workload) in [
                 ("bulk", Workload::Bulk { duration_s: bulk_s }),
                 (
@@ -57,6 +63,9 @@ fn main() {
                     },
                 ),
             ] {
+                if work == "chunks" && chunks == 0 {
+                    continue;
+                }
                 let sc = Scenario {
                     paths: paths(n),
                     workload,

@@ -19,7 +19,7 @@
 //! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
 
-use std::collections::BTreeMap;
+use std::collections::VecDeque;
 
 use crate::hist::LogHistogram;
 use crate::time::Time;
@@ -51,8 +51,10 @@ pub struct RecvBuffer {
     right_edge: u64,
     /// Next DSN expected in order (the data-ACK).
     rcv_nxt: u64,
-    /// Out-of-order segments by DSN: (end, arrival time).
-    ofo: BTreeMap<u64, (u64, Time)>,
+    /// Out-of-order segments sorted by DSN: (DSN, end, arrival time). A sorted deque, not a
+    /// B-tree: arrivals land mostly at its ends (new data behind, holes filled in front), where
+    /// inserting is cheap, and it is walked in order from the front.
+    ofo: VecDeque<(u64, u64, Time)>,
     ofo_bytes: u64,
     ofo_max: u64,
     /// Integral of ofo_bytes over time (byte·ns) and the time it was last updated.
@@ -93,7 +95,7 @@ impl RecvBuffer {
             drs: None,
             right_edge: capacity,
             rcv_nxt: 0,
-            ofo: BTreeMap::new(),
+            ofo: VecDeque::new(),
             ofo_bytes: 0,
             ofo_max: 0,
             ofo_integral: 0.0,
@@ -189,10 +191,7 @@ impl RecvBuffer {
     /// RTT late) plus twice its growth over the last measurement (a sender in slow start
     /// doubles per RTT) plus the out-of-order span, as buffer space; it never shrinks.
     fn rcvbuf_grow(&mut self, newval: u64) {
-        let ofo_span = self
-            .ofo
-            .last_key_value()
-            .map_or(0, |(_, &(end, _))| end - self.rcv_nxt);
+        let ofo_span = self.ofo.back().map_or(0, |&(_, end, _)| end - self.rcv_nxt);
         let Some(d) = self.drs.as_mut() else { return };
         let oldval = d.space.max(1);
         d.space = newval;
@@ -256,7 +255,15 @@ impl RecvBuffer {
     /// Data `[dsn, dsn+len)` arrived at `now` on some subflow.
     pub fn on_data(&mut self, now: Time, dsn: u64, len: u32) -> Delivery {
         let end = dsn + len as u64;
-        if end <= self.rcv_nxt || self.ofo.get(&dsn).is_some_and(|&(e, _)| e >= end) {
+        // Where `dsn` is or would go in the queue: no search for in-order data or behind the
+        // last queued segment (most arrivals).
+        let at = match self.ofo.back() {
+            _ if end <= self.rcv_nxt => Err(0),
+            None => Err(0),
+            Some(&(last, _, _)) if dsn > last => Err(self.ofo.len()),
+            Some(_) => self.ofo.binary_search_by_key(&dsn, |&(s, _, _)| s),
+        };
+        if end <= self.rcv_nxt || at.is_ok_and(|i| self.ofo[i].1 >= end) {
             self.duplicate_bytes += len as u64;
             return Delivery {
                 bytes: 0,
@@ -267,7 +274,11 @@ impl RecvBuffer {
         self.integrate(now);
         if dsn > self.rcv_nxt {
             // Segments never straddle: a meta segment has fixed boundaries on every path.
-            self.ofo.insert(dsn, (end, now));
+            match at {
+                // A longer copy of a segment queued before replaces it (as a map insert did).
+                Ok(i) => self.ofo[i] = (dsn, end, now),
+                Err(i) => self.ofo.insert(i, (dsn, end, now)),
+            }
             self.ofo_bytes += len as u64;
             self.ofo_max = self.ofo_max.max(self.ofo_bytes);
             // `mptcp_data_queue_ofo`: the buffer follows the out-of-order span at once.
@@ -284,11 +295,11 @@ impl RecvBuffer {
         let before = self.rcv_nxt;
         self.rcv_nxt = end;
         self.ooo_delay.record(0);
-        while let Some((&s, &(e, arrived))) = self.ofo.first_key_value() {
+        while let Some(&(s, e, arrived)) = self.ofo.front() {
             if s > self.rcv_nxt {
                 break;
             }
-            self.ofo.pop_first();
+            self.ofo.pop_front();
             self.ofo_bytes -= e - s;
             self.rcv_nxt = self.rcv_nxt.max(e);
             self.ooo_delay.record(now.saturating_since(arrived).0);

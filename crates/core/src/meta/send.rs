@@ -132,6 +132,126 @@ pub struct SendBuffer {
     /// Transmission-record changes since the scheduler last took them, once it asked for them
     /// ([`SendBuffer::record_tx_events`]).
     journal: Option<Vec<TxEvent>>,
+    /// One bit per segment, set when it was sent (`tx_mask != 0`), so that the k-th unsent
+    /// segment is found by popcounts over words ([`SendBuffer::nth_unsent`]) instead of a walk
+    /// over the records (STMS and STTF ask for it on every decision).
+    sent_bits: SentBits,
+}
+
+/// A bit per absolute segment number: word `i` of `words` holds segments `64 (w0 + i) ..`.
+/// Bits past the last word are zero.
+#[derive(Debug, Default)]
+struct SentBits {
+    w0: u64,
+    words: VecDeque<u64>,
+}
+
+impl SentBits {
+    fn word(&self, w: u64) -> u64 {
+        w.checked_sub(self.w0)
+            .and_then(|i| self.words.get(i as usize))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    fn set(&mut self, no: SegNo, on: bool) {
+        let Some(i) = (no / 64).checked_sub(self.w0).map(|i| i as usize) else {
+            return;
+        };
+        if i >= self.words.len() {
+            if !on {
+                return;
+            }
+            self.words.resize(i + 1, 0);
+        }
+        let bit = 1u64 << (no % 64);
+        if on {
+            self.words[i] |= bit;
+        } else {
+            self.words[i] &= !bit;
+        }
+    }
+
+    /// Forget the words wholly below segment `base`.
+    fn drop_below(&mut self, base: SegNo) {
+        while self.w0 < base / 64 {
+            self.words.pop_front();
+            self.w0 += 1;
+        }
+    }
+
+    /// A record was inserted at `no` (unsent): the bits from `no` on move up by one.
+    fn insert_unsent(&mut self, no: SegNo) {
+        self.shift(no, true);
+    }
+
+    /// The record at `no` was removed: the bits above it move down by one.
+    fn remove(&mut self, no: SegNo) {
+        self.shift(no, false);
+    }
+
+    fn shift(&mut self, no: SegNo, up: bool) {
+        let Some(first) = (no / 64).checked_sub(self.w0).map(|i| i as usize) else {
+            return;
+        };
+        if first >= self.words.len() {
+            return;
+        }
+        if up && self.words.back().is_some_and(|&w| w >> 63 != 0) {
+            self.words.push_back(0);
+        }
+        let b = no % 64;
+        let low = (1u64 << b) - 1; // bits below `no` in its word stay
+        if up {
+            let mut carry = 0;
+            for (k, w) in self.words.iter_mut().enumerate().skip(first) {
+                let out = *w >> 63;
+                *w = if k == first {
+                    (*w & low) | ((*w & !low) << 1)
+                } else {
+                    (*w << 1) | carry
+                };
+                carry = out;
+            }
+        } else {
+            let n = self.words.len();
+            for k in first..n {
+                let next_low = if k + 1 < n { self.words[k + 1] & 1 } else { 0 };
+                let w = self.words[k];
+                self.words[k] = if k == first {
+                    let high = if b == 63 { 0 } else { (w >> (b + 1)) << b };
+                    (w & low) | high | (next_low << 63)
+                } else {
+                    (w >> 1) | (next_low << 63)
+                };
+            }
+        }
+    }
+
+    /// The `k`-th (0-based) segment in `from..end` whose bit is clear.
+    fn nth_clear(&self, from: SegNo, mut k: u64, end: SegNo) -> Option<SegNo> {
+        let mut n = from;
+        while n < end {
+            let bit = n % 64;
+            let avail = (64 - bit).min(end - n);
+            let mask = if avail == 64 {
+                u64::MAX
+            } else {
+                (1u64 << avail) - 1
+            };
+            let mut clear = !(self.word(n / 64) >> bit) & mask;
+            let z = u64::from(clear.count_ones());
+            if k < z {
+                for _ in 0..k {
+                    clear &= clear - 1;
+                }
+                return Some(n + u64::from(clear.trailing_zeros()));
+            }
+            k -= z;
+            n += avail;
+        }
+        None
+    }
 }
 
 impl SendBuffer {
@@ -153,6 +273,7 @@ impl SendBuffer {
             high_touched: None,
             runs: None,
             journal: None,
+            sent_bits: SentBits::default(),
         }
     }
 
@@ -334,6 +455,15 @@ impl SendBuffer {
         }
     }
 
+    /// The `k`-th (0-based) unsent segment at or after `from`, if written; `None` when `from`
+    /// has left the buffer. Popcounts over a bit per segment: O(1 + (k + sent segments
+    /// skipped) / 64).
+    pub fn nth_unsent(&self, from: SegNo, k: u64) -> Option<SegNo> {
+        if from < self.base {
+            return None;
+        }
+        self.sent_bits.nth_clear(from, k, self.end_seg())
+    }
     pub fn data_ack(&self) -> u64 {
         self.data_ack
     }
@@ -513,6 +643,7 @@ impl SendBuffer {
             if let Some(j) = &mut self.journal {
                 j.push(TxEvent::Renumbered);
             }
+            self.sent_bits.remove(self.base + i as u64 + 1);
             self.renumber_after(t.chunk, -1);
         } else {
             let n = &mut self.segs[i + 1];
@@ -558,6 +689,7 @@ impl SendBuffer {
                 if let Some(j) = &mut self.journal {
                     j.push(TxEvent::Renumbered);
                 }
+                self.sent_bits.insert_unsent(self.base + i as u64 + 1);
                 self.renumber_after(chunk, 1);
             }
         }
@@ -681,6 +813,7 @@ impl SendBuffer {
         s.tx_mask |= 1 << p;
         s.tx_time[p as usize] = Some(now);
         if first_send {
+            self.sent_bits.set(no, true);
             let (len, chunk) = (s.len as u64, s.chunk);
             if let Some(ci) = self.chunk_index(chunk) {
                 self.chunks[ci].unsent_bytes -= len;
@@ -718,6 +851,7 @@ impl SendBuffer {
         if s.sent() {
             return;
         }
+        self.sent_bits.set(no, false);
         let (len, chunk) = (s.len as u64, s.chunk);
         if let Some(r) = &mut self.runs {
             r.insert(no);
@@ -781,6 +915,7 @@ impl SendBuffer {
         if let Some(r) = &mut self.runs {
             r.trim_below(self.base);
         }
+        self.sent_bits.drop_below(self.base);
         while let Some(c) = self.chunks.front() {
             if c.end_dsn <= self.data_ack && (c.closed || c.end_dsn == self.written) {
                 if !c.closed && self.chunks.len() == 1 {
@@ -850,6 +985,117 @@ mod tests {
         for from in 25..85u64 {
             for hi in from.saturating_sub(2)..90 {
                 assert_eq!(b.unsent_run_end(from, hi), scan(from, hi), "{from}..={hi}");
+            }
+        }
+    }
+
+    /// The k-th unsent segment from `from`, walking the records (what `nth_unsent` replaced).
+    fn nth_unsent_by_walk(b: &SendBuffer, from: SegNo, k: u64) -> Option<SegNo> {
+        let mut left = k;
+        for n in from..b.end_seg() {
+            if !b.seg(n)?.sent() {
+                if left == 0 {
+                    return Some(n);
+                }
+                left -= 1;
+            }
+        }
+        None
+    }
+
+    fn assert_nth_unsent_matches_the_walk(b: &SendBuffer) {
+        for n in b.base_seg()..b.end_seg() + 70 {
+            let bit = b.sent_bits.word(n / 64) >> (n % 64) & 1 == 1;
+            assert_eq!(bit, b.seg(n).is_some_and(|r| r.sent()), "segment {n}");
+        }
+        let span = b.end_seg() - b.base_seg();
+        for from in (b.base_seg().saturating_sub(2)..b.end_seg() + 2).step_by(1 + span as usize / 8)
+        {
+            for k in 0..span + 3 {
+                assert_eq!(
+                    b.nth_unsent(from, k),
+                    nth_unsent_by_walk(b, from, k),
+                    "from {from}, k {k}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        /// Inserting and removing records in the middle moves the bits above, across words,
+        /// as a `Vec<bool>` moves its elements.
+        #[test]
+        fn sent_bits_shift_like_a_vector(
+            base in 0u64..300,
+            bits in proptest::collection::vec(proptest::bool::ANY, 0..300),
+            ops in proptest::collection::vec((proptest::bool::ANY, 0usize..400), 1..20)
+        ) {
+            let mut sb = SentBits::default();
+            sb.drop_below(base);
+            let mut model: Vec<bool> = bits.clone();
+            for (i, &on) in bits.iter().enumerate() {
+                sb.set(base + i as u64, on);
+            }
+            for (insert, at) in ops {
+                if model.is_empty() {
+                    break;
+                }
+                let at = at % model.len();
+                if insert {
+                    model.insert(at, false);
+                    sb.insert_unsent(base + at as u64);
+                } else {
+                    model.remove(at);
+                    sb.remove(base + at as u64);
+                }
+                for (i, &on) in model.iter().enumerate() {
+                    let n = base + i as u64;
+                    proptest::prop_assert_eq!(sb.word(n / 64) >> (n % 64) & 1 == 1, on, "bit {}", i);
+                }
+                let n = base + model.len() as u64;
+                proptest::prop_assert_eq!(sb.word(n / 64) >> (n % 64), 0, "above the last record");
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Sends in any order, write-queue commits taken back, data-ACKs, cuts and collapses:
+        /// the bit per segment always agrees with the records.
+        #[test]
+        fn nth_unsent_matches_a_walk_over_the_records(
+            ops in proptest::collection::vec((0u8..6, 0u64..200, 0u8..3), 1..60)
+        ) {
+            let mut b = SendBuffer::new(1000, 1 << 20, 1 << 20);
+            b.enable_cuts();
+            for (op, x, p) in ops {
+                let span = b.end_seg() - b.base_seg();
+                let pick = b.base_seg() + if span == 0 { 0 } else { x % span };
+                match op {
+                    0 => {
+                        b.write(1 + x * 97, x % 3 == 0);
+                    }
+                    1 | 2 => b.on_transmit(pick, p, Time::ZERO),
+                    3 => b.unassign(pick, p),
+                    4 => {
+                        let upto = b.seg(pick).map_or(0, |r| r.dsn);
+                        let acked = (b.base_seg()..pick)
+                            .all(|n| b.seg(n).is_some_and(|r| r.sent()));
+                        if acked {
+                            b.on_data_ack(upto, 1 << 20);
+                        }
+                    }
+                    _ => {
+                        if let Some(r) = b.seg(pick).copied() {
+                            if x % 2 == 0 {
+                                b.cut(pick, r.dsn + 1 + x % u64::from(r.len.max(1)));
+                            } else {
+                                b.collapse(pick);
+                            }
+                        }
+                    }
+                }
+                assert_nth_unsent_matches_the_walk(&b);
             }
         }
     }

@@ -1,5 +1,5 @@
 //! Small pieces several schedulers of Cech, TUM 2020 share: the MinRTT choice they start from,
-//! walking unsent segments in DSN order for the planners (STTF, OTIAS, DAPS), and finding data a
+//! the planners' per-subflow queues (OTIAS, DAPS), and finding data a
 //! failed subflow still holds (the LTE-handover scheduler and `backup` resend it elsewhere).
 //!
 //! Everything here reads the scheduler context through `ctx.subflow(p)` getters and
@@ -16,37 +16,26 @@ const SCAN_LIMIT: u64 = 1 << 14;
 /// The subflow with the lowest smoothed RTT among all subflows (with or without window space),
 /// Linux's `minsk` in `mptcp_blest.c` / `mptcp_ecf.c`. Subflows without a sample rank last.
 pub fn fastest(ctx: &SchedCtx<'_>) -> Option<PathId> {
-    ctx.by_srtt().first().copied()
+    fastest_where(ctx, |_| true)
+}
+
+/// The first subflow in [`SchedCtx::by_srtt`] order for which `pred` holds, found as the
+/// smallest (srtt, path) among them: one pass, no sort (MinRTT-style choices run on every
+/// decision).
+pub fn fastest_where(ctx: &SchedCtx<'_>, pred: impl Fn(PathId) -> bool) -> Option<PathId> {
+    (0..ctx.npaths() as PathId)
+        .filter(|&p| pred(p))
+        .min_by_key(|&p| (ctx.subflow(p).srtt().unwrap_or(Duration::MAX), p))
 }
 
 /// The MinRTT choice: the lowest-sRTT subflow with window space, among those `allowed`.
 pub fn minrtt_with_space(ctx: &SchedCtx<'_>, allowed: impl Fn(PathId) -> bool) -> Option<PathId> {
-    ctx.by_srtt()
-        .iter()
-        .copied()
-        .find(|&p| allowed(p) && ctx.has_space(p))
+    fastest_where(ctx, |p| allowed(p) && ctx.has_space(p))
 }
 
 /// Smoothed RTT in seconds, `None` before the first sample.
 pub fn srtt_s(ctx: &SchedCtx<'_>, p: PathId) -> Option<f64> {
     ctx.subflow(p).srtt().map(Duration::as_secs_f64)
-}
-
-/// The unsent segments from `from` on, in DSN order, that fit the peer's receive window, at most
-/// `limit` of them. Segments sent out of order (planners send ahead) are skipped.
-pub fn unsent_in_window(ctx: &mut SchedCtx<'_>, limit: usize) -> Vec<SegNo> {
-    let mut out = Vec::new();
-    let Some(mut n) = ctx.meta_mut().next_unsent() else {
-        return out;
-    };
-    let end = ctx.meta().end_seg();
-    while n < end && out.len() < limit && ctx.may_send(n) {
-        if ctx.meta().seg(n).is_some_and(|r| !r.sent()) {
-            out.push(n);
-        }
-        n += 1;
-    }
-    out
 }
 
 /// The oldest segment at or after `*cursor` that subflow `from` carried, nobody has reported

@@ -27,21 +27,27 @@ const MAX_CYCLES_AHEAD: u64 = 4;
 #[derive(Debug)]
 pub struct Daps {
     plan: PlanQueues,
+    /// The cycle's runs of slots, kept to reuse the allocation.
+    runs: Vec<(f64, PathId, u64)>,
 }
 
 impl Daps {
     pub fn new(npaths: usize) -> Self {
         Daps {
             plan: PlanQueues::new(npaths),
+            runs: Vec::new(),
         }
     }
 
-    /// The slots of one cycle: (arrival time, path), sorted.
-    fn cycle(ctx: &SchedCtx<'_>) -> Vec<(f64, PathId)> {
+    /// The slots of one cycle as runs: (arrival time, path, slots), sorted by arrival time,
+    /// ties to the lower path number. Round `k` of subflow `i` is one run of `CWND_i` equal
+    /// slots, so sorting the runs and expanding them gives the order of sorting every slot
+    /// (slots of one run are interchangeable), at the cost of the rounds, not of the segments.
+    fn cycle(ctx: &SchedCtx<'_>, runs: &mut Vec<(f64, PathId, u64)>) {
+        runs.clear();
         let n = ctx.npaths() as PathId;
         let rtt = |p: PathId| ctx.subflow(p).srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
         let longest = (0..n).map(rtt).fold(0.0, f64::max);
-        let mut slots = Vec::new();
         for p in 0..n {
             let sf = ctx.subflow(p);
             let cwnd = (sf.cwnd() / sf.mss().max(1) as u64).max(1);
@@ -49,11 +55,10 @@ impl Daps {
             let rounds = ((longest / r).floor() as u64).max(1);
             for k in 0..rounds {
                 let arrival = k as f64 * r + r / 2.0;
-                slots.extend(std::iter::repeat_n((arrival, p), cwnd as usize));
+                runs.push((arrival, p, cwnd));
             }
         }
-        slots.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        slots
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     }
 }
 
@@ -71,15 +76,18 @@ impl Scheduler for Daps {
         if !idle_with_space {
             return None;
         }
-        let slots = Self::cycle(ctx);
-        if self.plan.total() as u64 >= MAX_CYCLES_AHEAD * slots.len() as u64 {
+        Self::cycle(ctx, &mut self.runs);
+        let slots: u64 = self.runs.iter().map(|r| r.2).sum();
+        if self.plan.total() as u64 >= MAX_CYCLES_AHEAD * slots {
             return None;
         }
-        for &(_, p) in &slots {
-            let Some(n) = self.plan.next_unplanned(ctx) else {
-                break;
-            };
-            self.plan.push(p, n);
+        'plan: for &(_, p, count) in &self.runs {
+            for _ in 0..count {
+                let Some(n) = self.plan.next_unplanned(ctx) else {
+                    break 'plan;
+                };
+                self.plan.push(p, n);
+            }
         }
         self.plan
             .pop_sendable(ctx)

@@ -41,7 +41,7 @@
 
 use crate::meta::send::SegNo;
 use crate::packet::PathId;
-use crate::sched::common::stuck_on;
+use crate::sched::common::{fastest_where, stuck_on};
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
 use crate::time::{Duration, Time};
 
@@ -173,14 +173,10 @@ impl Scheduler for LteHandover {
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         self.detect(ctx);
-        let order = ctx.by_srtt();
         let any_enabled = self.paths.iter().any(|s| s.mark == Mark::Enabled);
         let usable =
             |me: &Self, p: PathId| !any_enabled || me.paths[p as usize].mark == Mark::Enabled;
-        let best = order
-            .iter()
-            .copied()
-            .find(|&p| usable(self, p) && ctx.has_space(p));
+        let best = fastest_where(ctx, |p| usable(self, p) && ctx.has_space(p));
         // Goal 1: data stuck on a disabled subflow goes out again on the best enabled one.
         if let (Some(q), true) = (best, any_enabled) {
             for p in 0..ctx.npaths() as PathId {

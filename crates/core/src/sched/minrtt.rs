@@ -20,6 +20,7 @@
 //! `minrtt:noor` has neither (plain MinRTT), to show the host-buffer effect of Shi et al., USENIX ATC 2018, Eq. 1.
 
 use crate::packet::PathId;
+use crate::sched::common::fastest_where;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
 
@@ -90,8 +91,7 @@ impl Scheduler for MinRtt {
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
-        let order = ctx.by_srtt();
-        let best = order.iter().copied().find(|&p| ctx.has_space(p))?;
+        let best = fastest_where(ctx, |p| ctx.has_space(p))?;
         match ctx.meta_mut().next_unsent() {
             Some(n) if ctx.may_send(n) => Some(Assignment { path: best, seg: n }),
             Some(_) if self.opportunistic => self.opportunistic_retransmission(ctx, best, true),

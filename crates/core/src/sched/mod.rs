@@ -242,14 +242,31 @@ impl<'a> SchedCtx<'a> {
     /// Subflows with an RTT estimate ordered by smoothed RTT (ties by path number); subflows
     /// without a sample come last, in path order.
     pub fn by_srtt(&self) -> PathList {
+        // One key per subflow, (srtt, path) packed so that one integer comparison orders two
+        // subflows; keys are distinct, so any sort gives the order of the stable sort by
+        // (srtt, path). Insertion sort: at most MAX_PATHS keys, nearly sorted between calls.
+        let n = self.npaths();
+        let mut keys = [0u128; MAX_PATHS];
+        for (p, k) in keys[..n].iter_mut().enumerate() {
+            let srtt = self.srtt_of(p as PathId).unwrap_or(Duration::MAX);
+            *k = (u128::from(srtt.0) << 8) | p as u128;
+        }
+        for i in 1..n {
+            let k = keys[i];
+            let mut j = i;
+            while j > 0 && keys[j - 1] > k {
+                keys[j] = keys[j - 1];
+                j -= 1;
+            }
+            keys[j] = k;
+        }
         let mut v = PathList {
             ids: [0; MAX_PATHS],
-            n: self.npaths(),
+            n,
         };
-        for (i, id) in v.ids[..v.n].iter_mut().enumerate() {
-            *id = i as PathId;
+        for (id, k) in v.ids[..n].iter_mut().zip(&keys[..n]) {
+            *id = (k & 0xff) as PathId;
         }
-        v.ids[..v.n].sort_by_key(|&p| (self.srtt_of(p).unwrap_or(Duration::MAX), p));
         v
     }
 }

@@ -21,7 +21,7 @@
 //!
 //! Subflows without an RTT sample yet are estimated with RFC 6298's initial 1 s.
 
-use crate::packet::PathId;
+use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::common::PlanQueues;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::time::Duration;
@@ -62,20 +62,43 @@ impl Scheduler for Otias {
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
+        if let Some((path, seg)) = self.plan.pop_sendable(ctx) {
+            return Some(Assignment { path, seg });
+        }
+        // Plan further only while a subflow with window space has nothing planned.
+        let npaths = ctx.npaths();
+        let waiting = (0..npaths as PathId).any(|p| ctx.has_space(p) && self.plan.len(p) == 0);
+        if !waiting {
+            return None;
+        }
+        // Nothing below changes a subflow's state, so each subflow's estimate changes only
+        // when a segment is planned on it: computed once here, then for that subflow only.
+        let mut arrival = [0.0; MAX_PATHS];
+        for (p, a) in arrival.iter_mut().enumerate().take(npaths) {
+            *a = self.arrival(ctx, p as PathId);
+        }
+        let mut total = self.plan.total();
+        // Every queue head was checked just now and none could leave; a newly planned
+        // segment leaves at once exactly when it heads the queue of a subflow with window
+        // space (the subflows that may send, and what they hold, are otherwise unchanged:
+        // `waiting` stays true, and `pop_sendable` would find only this one).
         loop {
-            if let Some((path, seg)) = self.plan.pop_sendable(ctx) {
-                return Some(Assignment { path, seg });
-            }
-            // Plan further only while a subflow with window space has nothing planned.
-            let waiting =
-                (0..ctx.npaths() as PathId).any(|p| ctx.has_space(p) && self.plan.len(p) == 0);
-            if !waiting || self.plan.total() >= HORIZON {
+            if total >= HORIZON {
                 return None;
             }
             let n = self.plan.next_unplanned(ctx)?;
-            let best = (0..ctx.npaths() as PathId)
-                .min_by(|&a, &b| self.arrival(ctx, a).total_cmp(&self.arrival(ctx, b)))?;
+            let best = (0..npaths)
+                .min_by(|&a, &b| arrival[a].total_cmp(&arrival[b]))
+                .map(|p| p as PathId)?;
             self.plan.push(best, n);
+            total += 1;
+            if self.plan.len(best) == 1 && ctx.has_space(best) {
+                return self
+                    .plan
+                    .pop_sendable(ctx)
+                    .map(|(path, seg)| Assignment { path, seg });
+            }
+            arrival[best as usize] = self.arrival(ctx, best);
         }
     }
 }

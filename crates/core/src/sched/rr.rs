@@ -25,10 +25,15 @@ impl Scheduler for RoundRobin {
         }
         let start = match self.turn {
             Some(t) => t,
-            None => ctx.by_srtt()[0] as usize,
+            None => crate::sched::common::fastest(ctx)? as usize,
         };
         for k in 0..n {
-            let p = (start + k) % n;
+            // (start + k) mod n without a division.
+            let p = if start + k < n {
+                start + k
+            } else {
+                start + k - n
+            };
             if ctx.has_space(p as PathId) {
                 self.turn = Some((p + 1) % n);
                 return Some(Assignment {

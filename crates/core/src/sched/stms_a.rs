@@ -25,6 +25,7 @@
 use std::collections::VecDeque;
 
 use crate::packet::{PathId, MAX_PATHS};
+use crate::sched::common::fastest;
 use crate::sched::stms_c::slide_together;
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
 use crate::time::{Duration, Time};
@@ -54,9 +55,12 @@ impl StmsA {
 
     /// `(RTT_s + RTT_f) / 2` over the fastest and slowest subflows with samples (§5).
     fn adjust_interval(ctx: &SchedCtx<'_>) -> Option<Duration> {
-        let order = ctx.by_srtt();
-        let rtt_f = ctx.subflow(*order.first()?).srtt()?;
-        let rtt_s = order.iter().filter_map(|&p| ctx.subflow(p).srtt()).max()?;
+        // The fastest subflow ranks first only when it has a sample, so RTT_f is the smallest
+        // sample; no sort needed (this runs on every decision and data-ACK).
+        let samples = ctx.subflows().filter_map(|sf| sf.srtt());
+        let (rtt_f, rtt_s) = samples.fold(None, |acc: Option<(Duration, Duration)>, r| {
+            Some(acc.map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))))
+        })?;
         Some(Duration((rtt_f.0 + rtt_s.0) / 2))
     }
 
@@ -128,8 +132,7 @@ impl Scheduler for StmsA {
         self.maybe_adjust(ctx);
         let gaps = self.gap;
         let a = slide_together(ctx, &mut |_, _, slow| gaps[slow as usize].round() as u64)?;
-        let order = ctx.by_srtt();
-        self.fast = order[0];
+        self.fast = fastest(ctx)?;
         if a.path != self.fast {
             if let Some(rec) = ctx.meta().seg(a.seg) {
                 self.slow_sent.push_back((rec.dsn, a.path));

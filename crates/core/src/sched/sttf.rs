@@ -27,7 +27,6 @@
 //! looks at most `HORIZON` segments ahead (ours; the paper plans the whole send buffer).
 
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::common::unsent_in_window;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
 use crate::time::Duration;
@@ -137,22 +136,28 @@ impl Scheduler for Sttf {
             }
             let me = slots[s].expect("set above");
             let t = me.transfer_time(1);
-            let index: u64 = (0..n)
-                .filter(|&r| r != s)
-                .map(|r| {
-                    let other = slots[r].expect("set above");
-                    // Argmin ties go to the lower path number.
-                    other.count_before(t, r < s, HORIZON as u64)
-                })
-                .sum();
-            if best.is_none_or(|(i, _)| index < i) {
+            // The sum only grows: once it reaches the best index so far, this subflow cannot
+            // take the lead (a tie keeps the earlier one), so the other counts are not needed.
+            let bound = best.map_or(u64::MAX, |(i, _)| i);
+            let mut index = 0u64;
+            for r in (0..n).filter(|&r| r != s) {
+                let other = slots[r].expect("set above");
+                // Argmin ties go to the lower path number.
+                index += other.count_before(t, r < s, HORIZON as u64);
+                if index >= bound {
+                    break;
+                }
+            }
+            if index < bound {
                 best = Some((index, s as PathId));
             }
         }
         let (index, path) = best?;
-        let segs = unsent_in_window(ctx, index as usize + 1);
-        segs.get(index as usize)
-            .map(|&seg| Assignment { path, seg })
+        // The `index`-th unsent segment in DSN order, if the peer's window admits it (and so
+        // every segment before it: the window's edge is a DSN).
+        let first = ctx.meta_mut().next_unsent()?;
+        let seg = ctx.meta().nth_unsent(first, index)?;
+        ctx.may_send(seg).then_some(Assignment { path, seg })
     }
 }
 
