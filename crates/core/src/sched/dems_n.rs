@@ -445,7 +445,19 @@ impl DemsN {
         };
         judge.memo.next_decision();
         let meta = ctx.meta();
-        let best = match self.copies.iter().position(|k| k.chunk == c.id) {
+        // dems-s copies nearly every byte, and its searches visit about 50 copies each (the
+        // bound is loose by the spread of the OWD bins): there the sequential walk is faster in
+        // time despite more instructions (BENCHMARKS.md, "DEMS decisions at 8 paths"), so only
+        // dems-f indexes, and only closed chunks.
+        let index = match self.copies.iter().position(|k| k.chunk == c.id) {
+            Some(k) => Some(k),
+            None if c.closed && adaptive => {
+                self.copies.push(Copies::build(meta, c, judge.est));
+                Some(self.copies.len() - 1)
+            }
+            None => None,
+        };
+        let best = match index {
             Some(k) => {
                 let bound = |q: PathId| {
                     copy_owd_bound(
@@ -458,53 +470,14 @@ impl DemsN {
                 };
                 self.copies[k].best(meta, &mut judge, bound)
             }
-            // dems-s copies nearly every byte, and its searches visit about 50 copies each
-            // (the bound is loose by the spread of the OWD bins): there the sequential walk is
-            // faster in time despite more instructions (BENCHMARKS.md, "DEMS decisions at 8
-            // paths"), so only dems-f indexes.
-            None if c.closed && adaptive => {
-                self.copies.push(Copies::build(meta, c, judge.est));
-                let bound = |q: PathId| {
-                    copy_owd_bound(
-                        judge.est,
-                        view,
-                        &mut self.bins_max,
-                        self.max_bif[q as usize],
-                        q,
-                    )
-                };
-                self.copies
-                    .last()
-                    .expect("pushed")
-                    .best(meta, &mut judge, bound)
-            }
-            None => {
-                let mut best: Option<(f64, SegNo)> = None;
-                for seg in c.first.max(meta.base_seg())..c.end {
-                    let Some(rec) = meta.seg(seg) else { break };
-                    if let Some(arrival) = judge.arrival(rec, seg) {
-                        if best.is_none_or(|(a, _)| arrival > a) {
-                            best = Some((arrival, seg));
-                        }
-                    }
-                }
-                best
-            }
+            None => walk(meta, c, &mut judge),
         };
         // Tests compare every indexed search with the walk it replaces.
         #[cfg(test)]
         {
-            let mut walk: Option<(f64, SegNo)> = None;
-            for seg in c.first.max(meta.base_seg())..c.end {
-                let Some(rec) = meta.seg(seg) else { break };
-                if let Some(arrival) = judge.arrival(rec, seg) {
-                    if walk.is_none_or(|(a, _)| arrival > a) {
-                        walk = Some((arrival, seg));
-                    }
-                }
-            }
             let bits = |b: Option<(f64, SegNo)>| b.map(|(a, s)| (a.to_bits(), s));
-            assert_eq!(bits(walk), bits(best), "chunk {} subflow {j}", c.id);
+            let walked = walk(meta, c, &mut judge);
+            assert_eq!(bits(walked), bits(best), "chunk {} subflow {j}", c.id);
         }
         let seg = best?.1;
         ctx.may_send(seg).then_some(seg)
@@ -555,6 +528,20 @@ impl DemsN {
 
 /// What a reinjection decision for subflow `j` holds constant over the candidates, and the
 /// per-segment verdict.
+/// The copy whose earliest arrival is latest, by a walk over every segment of chunk `c`.
+fn walk(meta: &SendBuffer, c: &Chunk, judge: &mut Judge<'_, '_>) -> Option<(f64, SegNo)> {
+    let mut best: Option<(f64, SegNo)> = None;
+    for seg in c.first.max(meta.base_seg())..c.end {
+        let Some(rec) = meta.seg(seg) else { break };
+        if let Some(arrival) = judge.arrival(rec, seg) {
+            if best.is_none_or(|(a, _)| arrival > a) {
+                best = Some((arrival, seg));
+            }
+        }
+    }
+    best
+}
+
 struct Judge<'a, 'e> {
     now: Time,
     est: &'e Estimator,
