@@ -160,16 +160,14 @@ pub struct SenderConnection {
     /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
     /// per-subflow walks over the write queues are skipped.
     wq_total: usize,
-    /// The congestion control is coupled (LIA, OLIA, BALIA, wVegas): only then does an ACK
-    /// need every subflow's (cwnd, srtt) ([`CoupledView`]); Reno and both CUBICs ignore it.
-    coupled_cc: bool,
+    /// The subflows' congestion control: only a coupled one needs every subflow's state on an
+    /// ACK ([`CoupledView`], [`CcKind::is_coupled`]).
+    cc: CcKind,
     /// `tcp_wmem[2]`.
     wmem_max: u64,
     /// A connection send buffer fixed by the application (`SO_SNDBUF` sets `SOCK_SNDBUF_LOCK`,
     /// which turns autotuning off: `tcp_should_expand_sndbuf`); `None` autotunes.
     sndbuf_lock: Option<u64>,
-    /// The controllers read each other's loss intervals (OLIA): gather them per ACK.
-    share_loss_intervals: bool,
 }
 
 /// What `poll_transmit` produced beyond the segment itself, for traces.
@@ -223,13 +221,9 @@ impl SenderConnection {
             pf: vec![false; cfg.npaths],
             wq: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
-            coupled_cc: matches!(
-                cfg.cc,
-                CcKind::Lia | CcKind::Olia | CcKind::Balia | CcKind::Wvegas
-            ),
+            cc: cfg.cc,
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
-            share_loss_intervals: cfg.cc == CcKind::Olia,
         };
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
@@ -410,22 +404,21 @@ impl SenderConnection {
         let mut windows = [(0u64, None); MAX_PATHS];
         let n = self.subflows.len();
         let mut intervals = [0u64; MAX_PATHS];
-        let coupled = if self.coupled_cc {
+        let coupled = if self.cc.is_coupled() {
             for (w, s) in windows.iter_mut().zip(&self.subflows) {
                 *w = (s.cwnd(), s.srtt());
             }
-            if self.share_loss_intervals {
+            let shared = if self.cc.reads_loss_intervals() {
                 for (l, s) in intervals.iter_mut().zip(&self.subflows) {
                     *l = s.loss_interval();
                 }
-            }
+                n
+            } else {
+                0
+            };
             CoupledView {
                 subflows: &windows[..n],
-                loss_intervals: if self.share_loss_intervals {
-                    &intervals[..n]
-                } else {
-                    &[]
-                },
+                loss_intervals: &intervals[..shared],
                 this: p,
             }
         } else {

@@ -221,6 +221,18 @@ impl CcKind {
             _ => None,
         }
     }
+    /// Coupled controllers read every subflow's (cwnd, srtt) through [`CoupledView`]; Reno
+    /// and both CUBICs ignore it.
+    pub fn is_coupled(self) -> bool {
+        matches!(
+            self,
+            CcKind::Lia | CcKind::Olia | CcKind::Balia | CcKind::Wvegas
+        )
+    }
+    /// OLIA also reads each subflow's [`CongestionControl::loss_interval`].
+    pub fn reads_loss_intervals(self) -> bool {
+        self == CcKind::Olia
+    }
     /// A controller with an initial window of `init_cwnd` segments of `mss` bytes.
     pub fn build(self, mss: u64, init_cwnd: u64) -> Box<dyn CongestionControl> {
         match self {
