@@ -128,7 +128,7 @@ impl LteHandover {
             let silence = ctx.now.0.saturating_sub(since.0) as f64 * 1e-9;
             if silence > GAP_FACTOR * gap && silence > base.as_secs_f64() {
                 st.mark = Mark::Disabled;
-                st.baseline = sf.min_rtt();
+                st.baseline = Some(base);
                 st.resend_cursor = ctx.meta().base_seg();
                 st.probes = 0;
                 st.probe_out = false;

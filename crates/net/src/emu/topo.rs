@@ -64,6 +64,51 @@ impl Topology {
         format!("10.200.{path}.2")
     }
 
+    /// The /24 both ends of `path` sit in.
+    fn subnet(path: usize) -> String {
+        format!("10.200.{path}.0/24")
+    }
+
+    /// The client's routing table for source addresses of `path`.
+    fn table(path: usize) -> String {
+        (100 + path).to_string()
+    }
+
+    /// Re-states every route with route attributes (`initcwnd`, `rto_min`, `advmss`,
+    /// `quickack`, ...): `server` on the server's connected routes, `client` on the client's
+    /// connected routes and on its per-path tables (bound subflows and single-path runs route
+    /// by source address).
+    pub fn set_route_metrics(&self, server: &[String], client: &[String]) -> io::Result<()> {
+        for i in 0..self.paths.len() {
+            let (ca, sa, net, table) = (
+                self.client_addr(i),
+                self.server_addr(i),
+                Self::subnet(i),
+                Self::table(i),
+            );
+            let (ci, si) = (format!("c{i}"), format!("s{i}"));
+            let link: &[&str] = &["proto", "kernel", "scope", "link"];
+            let in_table: &[&str] = &["table", &table];
+            for (role, head, tail, attrs) in [
+                (Role::Server, [&net, "dev", &si, "src", &sa], link, server),
+                (Role::Client, [&net, "dev", &ci, "src", &ca], link, client),
+                (
+                    Role::Client,
+                    ["default", "via", &sa, "dev", &ci],
+                    in_table,
+                    client,
+                ),
+            ] {
+                let mut args: Vec<&str> = vec!["route", "replace"];
+                args.extend(head);
+                args.extend(tail);
+                args.extend(attrs.iter().map(String::as_str));
+                self.ip(role, &args)?;
+            }
+        }
+        Ok(())
+    }
+
     fn mac(path: usize, host: u8) -> String {
         format!("02:00:00:00:{path:02x}:{host:02x}")
     }
@@ -172,7 +217,7 @@ impl Topology {
                     "permanent",
                 ],
             )?;
-            let table = (100 + i).to_string();
+            let table = Self::table(i);
             self.ip(Role::Client, &["rule", "add", "from", &ca, "table", &table])?;
             self.ip(
                 Role::Client,

@@ -216,43 +216,7 @@ fn configure(
             ]))?;
         }
     }
-    for i in 0..sc.paths.len() {
-        // The connected routes both ways, and the client's per-path table (bound subflows and
-        // single-path runs route by source address), re-stated with the transport's metrics.
-        let (ca, sa) = (t.client_addr(i), t.server_addr(i));
-        let prefix = format!("{}.0/24", sa.rsplit_once('.').map_or(sa.as_str(), |x| x.0));
-        let (cdev, sdev, table) = (format!("c{i}"), format!("s{i}"), (100 + i).to_string());
-        let connected = |dev: &str, src: &str| {
-            let mut v = vec!["route", "replace"];
-            v.extend([
-                prefix.as_str(),
-                "dev",
-                dev,
-                "proto",
-                "kernel",
-                "scope",
-                "link",
-            ]);
-            v.extend(["src", src]);
-            v.into_iter().map(String::from).collect::<Vec<_>>()
-        };
-        for (role, mut args, attrs) in [
-            (Role::Server, connected(&sdev, &sa), &plan.server_route),
-            (Role::Client, connected(&cdev, &ca), &plan.client_route),
-            (
-                Role::Client,
-                [
-                    "route", "replace", "default", "via", &sa, "dev", &cdev, "table", &table,
-                ]
-                .map(String::from)
-                .to_vec(),
-                &plan.client_route,
-            ),
-        ] {
-            args.extend(attrs.iter().cloned());
-            sys::run(Command::new("ip").arg("-n").arg(t.ns(role)).args(&args))?;
-        }
-    }
+    t.set_route_metrics(&plan.server_route, &plan.client_route)?;
     if *mode == Mode::Mptcp {
         for i in 1..sc.paths.len() {
             sys::run(Command::new("ip").args([
