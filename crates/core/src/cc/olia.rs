@@ -30,6 +30,7 @@
 
 use super::reno::Reno;
 use super::{AckSample, CongestionControl, CoupledView};
+use crate::packet::MAX_PATHS;
 use crate::time::{Duration, Time};
 
 #[derive(Clone, Debug)]
@@ -53,8 +54,9 @@ pub struct PathState {
     pub l: u64,
 }
 
-/// α of every subflow (same order as `paths`), by the rules in the module doc.
-pub fn alphas(paths: &[PathState]) -> Vec<f64> {
+/// α of subflow `r` among `paths` (all of them, with an RTT sample), by the rules in the
+/// module doc.
+pub fn alpha(paths: &[PathState], r: usize) -> f64 {
     let n = paths.len();
     let max_w = paths.iter().map(|p| p.w).max().unwrap_or(0);
     // Best: the largest l / rtt²; compared by cross-multiplication, exactly.
@@ -62,25 +64,21 @@ pub fn alphas(paths: &[PathState]) -> Vec<f64> {
     let better =
         |a: &PathState, b: &PathState| u128::from(a.l) * rtt2(b) > u128::from(b.l) * rtt2(a);
     let Some(best) = paths.iter().reduce(|b, p| if better(p, b) { p } else { b }) else {
-        return Vec::new();
+        return 0.0;
     };
     let in_b = |p: &PathState| u128::from(p.l) * rtt2(best) == u128::from(best.l) * rtt2(p);
     let m = paths.iter().filter(|p| p.w == max_w).count();
     let b_not_m = paths.iter().filter(|p| p.w < max_w && in_b(p)).count();
-    paths
-        .iter()
-        .map(|p| {
-            if b_not_m == 0 {
-                0.0
-            } else if p.w < max_w && in_b(p) {
-                1.0 / (n * b_not_m) as f64
-            } else if p.w == max_w {
-                -1.0 / (n * m) as f64
-            } else {
-                0.0
-            }
-        })
-        .collect()
+    let p = &paths[r];
+    if b_not_m == 0 {
+        0.0
+    } else if p.w < max_w && in_b(p) {
+        1.0 / (n * b_not_m) as f64
+    } else if p.w == max_w {
+        -1.0 / (n * m) as f64
+    } else {
+        0.0
+    }
 }
 
 /// The window change of subflow `r` per acknowledged packet, in packets.
@@ -147,8 +145,12 @@ impl CongestionControl for Olia {
         }
         // The subflows with an RTT sample (the view's, as they were when this ACK arrived);
         // `r` is this one among them.
-        let mut paths = Vec::with_capacity(coupled.subflows.len());
-        let mut r = None;
+        let mut paths = [PathState {
+            w: 0,
+            rtt: Duration::ZERO,
+            l: 0,
+        }; MAX_PATHS];
+        let (mut n, mut r) = (0, None);
         for (k, (&(w, rtt), &l)) in coupled
             .subflows
             .iter()
@@ -157,16 +159,17 @@ impl CongestionControl for Olia {
         {
             let Some(rtt) = rtt else { continue };
             if k == coupled.this {
-                r = Some(paths.len());
+                r = Some(n);
             }
-            paths.push(PathState { w, rtt, l });
+            paths[n] = PathState { w, rtt, l };
+            n += 1;
         }
+        let paths = &paths[..n];
         let Some(r) = r else {
             return self.reno.on_ack(now, ack, coupled);
         };
-        let alpha = alphas(&paths)[r];
         let packets = ack.acked_bytes as f64 / self.mss as f64;
-        let inc = increase(&paths, r, self.mss, alpha) * packets * self.mss as f64;
+        let inc = increase(paths, r, self.mss, alpha(paths, r)) * packets * self.mss as f64;
         self.grow(inc);
     }
 
@@ -199,6 +202,10 @@ mod tests {
     use super::*;
 
     const MSS: u64 = 1000;
+
+    fn alphas(paths: &[PathState]) -> Vec<f64> {
+        (0..paths.len()).map(|r| alpha(paths, r)).collect()
+    }
 
     fn p(w: u64, rtt_ms: u64, l: u64) -> PathState {
         PathState {
