@@ -61,8 +61,13 @@ fn spawn(args: &[&str]) -> (Proc, SocketAddr) {
         .next()
         .and_then(|a| a.parse().ok())
         .unwrap_or_else(|| panic!("no address in {line:?}"));
-    // Keep draining stderr so the child never blocks on it.
-    std::thread::spawn(move || for _ in lines {});
+    // Keep draining stderr so the child never blocks on it; what it says is shown with a
+    // failing test's output.
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            eprintln!("{l}");
+        }
+    });
     (Proc(c), addr)
 }
 

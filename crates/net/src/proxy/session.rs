@@ -235,7 +235,7 @@ pub struct Session {
     est: Estimator,
     conns: BTreeMap<u32, Conn>,
     /// Client: replies owed to SOCKS handlers.
-    pending_open: HashMap<u32, (oneshot::Sender<u8>, AppIo)>,
+    pending_open: HashMap<u32, oneshot::Sender<u8>>,
     io: HashMap<u32, AppIo>,
     rr: u32,
     connector: Option<Connector>,
@@ -336,7 +336,7 @@ impl Session {
         for id in ids {
             self.reset_conn(id, false);
         }
-        for (_, (reply, _)) in self.pending_open.drain() {
+        for (_, reply) in self.pending_open.drain() {
             let _ = reply.send(1);
         }
         if let Some(s) = &self.cfg.stats {
@@ -393,7 +393,12 @@ impl Session {
                 let c = self.new_conn(conn, s, label);
                 self.conns.insert(conn, c);
                 self.started.insert(conn, Instant::now());
-                self.pending_open.insert(conn, (reply, io));
+                self.pending_open.insert(conn, reply);
+                // The application's side exists from now on, not from the OPENED: the peer
+                // may send data on one subflow before its OPENED on another is read here,
+                // and those bytes (and a CLOSE) must wait in the channel, not vanish. Its
+                // writer starts after the SOCKS reply, so nothing reaches the app early.
+                self.io.insert(conn, io);
                 let host = &host[..host.len().min(255)];
                 self.send_control(&Frame::Open {
                     conn,
@@ -571,7 +576,7 @@ impl Session {
                 }
             }
             InFrame::Opened { conn, status } => {
-                let Some((reply, io)) = self.pending_open.remove(&conn) else {
+                let Some(reply) = self.pending_open.remove(&conn) else {
                     return;
                 };
                 let _ = reply.send(status);
@@ -579,9 +584,9 @@ impl Session {
                     if let Some(c) = self.conns.get_mut(&conn) {
                         c.opened = true;
                     }
-                    self.io.insert(conn, io);
                 } else {
                     self.conns.remove(&conn);
+                    self.io.remove(&conn);
                 }
             }
             InFrame::Close { conn, final_dsn } => {
@@ -623,7 +628,7 @@ impl Session {
         if let Some(io) = self.io.get(&conn) {
             let _ = io.to_app.send(AppMsg::Reset);
         }
-        if let Some((reply, _)) = self.pending_open.remove(&conn) {
+        if let Some(reply) = self.pending_open.remove(&conn) {
             let _ = reply.send(1);
         }
         self.remove_conn(conn, "reset");
@@ -1050,4 +1055,87 @@ pub fn start_app(
 /// A local address for messages.
 pub fn addr_str(a: &SocketAddr) -> String {
     a.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A client session with one connection opened (OPEN sent, no OPENED yet); the app's
+    /// receiving end.
+    fn client_with_pending_open(
+        conn: u32,
+    ) -> (
+        Session,
+        mpsc::UnboundedReceiver<AppMsg>,
+        oneshot::Receiver<u8>,
+    ) {
+        let (tx, _rx) = mpsc::channel(16);
+        let mut s = Session::new(SessionConfig::default(), None, tx);
+        let (to_app, from_session) = mpsc::unbounded_channel();
+        let (reply, replied) = oneshot::channel();
+        s.handle(Event::AppOpen {
+            conn,
+            host: "example.org".into(),
+            port: 80,
+            sched: "minrtt".into(),
+            io: AppIo {
+                to_app,
+                credit: Arc::new(Semaphore::new(1 << 20)),
+            },
+            reply,
+        });
+        (s, from_session, replied)
+    }
+
+    fn frames(path: PathId, frames: Vec<InFrame>) -> Event {
+        Event::Frames { path, frames }
+    }
+
+    fn data(conn: u32, dsn: u64, payload: &[u8]) -> InFrame {
+        InFrame::Data {
+            conn,
+            dsn,
+            send_time: 0,
+            bif: 0,
+            payload: payload.to_vec(),
+            recv_time: 0,
+        }
+    }
+
+    #[test]
+    fn data_and_close_overtaking_the_opened_reach_the_app() {
+        // The server sends OPENED on p0, then DATA and CLOSE on p1; p1's reader is faster.
+        let (mut s, mut app, mut replied) = client_with_pending_open(1);
+        s.handle(frames(
+            1,
+            vec![
+                data(1, 0, b"hello"),
+                InFrame::Close {
+                    conn: 1,
+                    final_dsn: 5,
+                },
+            ],
+        ));
+        s.handle(frames(0, vec![InFrame::Opened { conn: 1, status: 0 }]));
+        assert_eq!(replied.try_recv(), Ok(0));
+        match app.try_recv() {
+            Ok(AppMsg::Data(d)) => assert_eq!(d, b"hello"),
+            other => panic!("expected the data first, got {other:?}"),
+        }
+        assert!(matches!(app.try_recv(), Ok(AppMsg::Eof)));
+    }
+
+    #[test]
+    fn refused_open_drops_the_apps_side() {
+        let (mut s, mut app, mut replied) = client_with_pending_open(1);
+        s.handle(frames(0, vec![InFrame::Opened { conn: 1, status: 5 }]));
+        assert_eq!(replied.try_recv(), Ok(5));
+        assert!(s.io.is_empty() && s.conns.is_empty());
+        // The session let go of the sender: the app side sees the channel closed.
+        assert!(matches!(
+            app.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
+    }
 }
