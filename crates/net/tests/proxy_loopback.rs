@@ -17,8 +17,12 @@ fn tmp(name: &str) -> PathBuf {
     d.join(name)
 }
 
+/// A key file of its own for each call: tests run in parallel, and one rewriting a shared file
+/// while another's proxy reads it gave that proxy an empty key (seen in CI).
 fn psk_file(name: &str, key: &str) -> PathBuf {
-    let p = tmp(name);
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let p = tmp(&format!("{name}-{n}"));
     std::fs::write(&p, key).unwrap();
     p
 }
@@ -79,25 +83,22 @@ struct Pair {
 }
 
 fn start_pair(server_extra: &[&str], client_extra: &[&str]) -> Pair {
+    start_pair_on(&["a=127.0.0.2", "b=127.0.0.3"], server_extra, client_extra)
+}
+
+/// A pair whose client has these `--path` values.
+fn start_pair_on(paths: &[&str], server_extra: &[&str], client_extra: &[&str]) -> Pair {
     let key = psk_file("psk", "0123456789abcdef-test-key");
     let key = key.to_str().unwrap();
     let mut sargs = vec!["server", "--listen", "127.0.0.1:0", "--psk-file", key];
     sargs.extend_from_slice(server_extra);
     let (server_p, server) = spawn(&sargs);
     let srv = server.to_string();
-    let mut cargs = vec![
-        "client",
-        "--server",
-        &srv,
-        "--path",
-        "a=127.0.0.2",
-        "--path",
-        "b=127.0.0.3",
-        "--socks",
-        "127.0.0.1:0",
-        "--psk-file",
-        key,
-    ];
+    let mut cargs = vec!["client", "--server", &srv];
+    for p in paths {
+        cargs.extend_from_slice(&["--path", p]);
+    }
+    cargs.extend_from_slice(&["--socks", "127.0.0.1:0", "--psk-file", key]);
     cargs.extend_from_slice(client_extra);
     let (client_p, socks) = spawn(&cargs);
     Pair {
@@ -167,11 +168,17 @@ fn source_server(n: usize) -> u16 {
 fn scheduler_names() -> Vec<&'static str> {
     mpsched_core::sched::SCHEDULERS
         .iter()
-        // Not yet on the proxy: `backup` needs backup paths, which the client does not pass
-        // to the scheduler (its SOCKS CONNECT fails with reply 1).
-        .filter(|s| s.0 != "backup")
         .map(|s| s.0)
         .collect()
+}
+
+/// The JSON stats line of the connection `scheduler` served.
+fn stats_line(stats: &std::path::Path, scheduler: &str) -> Option<serde_json::Value> {
+    std::fs::read_to_string(stats)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["event"] == "conn" && v["scheduler"] == scheduler)
 }
 
 #[test]
@@ -186,7 +193,9 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
     std::fs::write(&pf, policy).unwrap();
     let stats = tmp("echo.stats");
     let _ = std::fs::remove_file(&stats);
-    let pair = start_pair(
+    // Path b is marked backup, for `backup`; the other schedulers do not read the mark.
+    let pair = start_pair_on(
+        &["a=127.0.0.2", "b=127.0.0.3,backup"],
         &["--allow", "127.0.0.0/8"],
         &[
             "--policy",
@@ -232,6 +241,59 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // With both paths up, `backup` sent the client's 1 MiB on the primary alone.
+    let b = stats_line(&stats, "backup").expect("backup's stats line");
+    assert_eq!(b["bytes_by_path"][1], 0, "backup path carried data: {b}");
+    assert!(b["bytes_by_path"][0].as_u64() >= Some(1 << 20), "{b}");
+}
+
+#[test]
+fn backup_path_carries_the_transfer_when_the_primary_is_killed() {
+    if Command::new("ss").arg("-V").output().is_err() {
+        eprintln!("skipped: ss (iproute2) not installed; it kills the subflow socket");
+        return;
+    }
+    const N: usize = 16 << 20;
+    let port = source_server(N);
+    let pf = tmp("policy-backup.toml");
+    std::fs::write(&pf, "default = \"backup\"\n").unwrap();
+    let stats = tmp("backup.stats");
+    let _ = std::fs::remove_file(&stats);
+    let pair = start_pair_on(
+        &["a=127.0.0.2", "b=127.0.0.3,backup"],
+        &["--allow", "127.0.0.0/8", "--stats", stats.to_str().unwrap()],
+        &["--policy", pf.to_str().unwrap()],
+    );
+    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
+    let mut got = vec![0u8; 1 << 20];
+    s.read_exact(&mut got).unwrap();
+    // Kill the primary's subflow (source 127.0.0.2): the server's downlink moves to p1.
+    let filter = format!("dport = :{} and src 127.0.0.2", pair.server.port());
+    let out = Command::new("ss")
+        .args(["-K", "-tn", "state", "established"])
+        .arg(&filter)
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("127.0.0.2"),
+        "ss -K killed nothing"
+    );
+    s.read_to_end(&mut got).unwrap();
+    assert!(got == pattern(N, 7), "{} bytes, differ", got.len());
+    s.shutdown(std::net::Shutdown::Write).unwrap(); // the connection ends: stats are written
+                                                    // The server's record of the download: the backup path carried part of it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let line = loop {
+        if let Some(l) = stats_line(&stats, "backup") {
+            break l;
+        }
+        assert!(Instant::now() < deadline, "no server stats line");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        line["bytes_by_path"][1].as_u64() > Some(0),
+        "nothing on the backup path: {line}"
+    );
 }
 
 #[test]
