@@ -307,8 +307,10 @@ def realrun(
         )  # fmt: skip
         _wait_port(instance, "s", srv, PROXY_PORT, procs, "the server proxy")
         client_cmd = [*_ns(instance, "c"), proxy_bin, "client", "--server", f"{srv}:{PROXY_PORT}"]
-        for i, n in enumerate(names):
-            client_cmd += ["--path", f"{n}={client_addr(i)}"]
+        for i, p in enumerate(scenario["paths"]):
+            # A scenario's `backup = true` is the client path's backup mark (for `backup`).
+            flag = ",backup" if p.get("backup") else ""
+            client_cmd += ["--path", f"{p['name']}={client_addr(i)}{flag}"]
         client_cmd += ["--socks", f"127.0.0.1:{SOCKS_PORT}", "--policy", str(work / "policy.toml")]
         client_cmd += common + (["--fresh-subflows"] if fresh_subflows else [])
         client = procs.start(client_cmd, work / "client.log")

@@ -35,8 +35,14 @@ impl Backup {
         }
     }
 
+    /// v0.9x `mptcp_is_available`: the subflow's handshake has completed
+    /// (`mptcp_sk_can_send`, and not `pre_established`) and it is not in RTO loss. Until a
+    /// primary has joined, the backup carries the data (as Linux 6.18 does: 101 KB of 1 MiB
+    /// on a backup initial subflow before the other path's MP_JOIN completed, on the
+    /// emulated DEMS WiFi/LTE profile).
     fn available(ctx: &SchedCtx<'_>, p: PathId) -> bool {
-        ctx.subflow(p).state() != SubflowState::Loss
+        let s = ctx.subflow(p);
+        s.is_established() && s.state() != SubflowState::Loss
     }
 }
 

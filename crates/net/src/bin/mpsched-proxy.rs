@@ -18,7 +18,7 @@ use tokio::sync::{mpsc, watch};
 
 const USAGE: &str = "\
 usage: mpsched-proxy server --listen ADDR --psk-file F [--allow CIDR ...] [common options]
-       mpsched-proxy client --server ADDR --path NAME=IFACE|SRCIP ... --psk-file F
+       mpsched-proxy client --server ADDR --path NAME=IFACE|SRCIP[,backup] ... --psk-file F
                             [--socks ADDR] [--policy FILE] [--fresh-subflows] [common options]
 common options:
   --cc NAME            subflow congestion control (TCP_CONGESTION; default cubic)
@@ -186,10 +186,16 @@ async fn run(a: Args) -> Result<(), String> {
             return Err(format!("at most {} paths", mpsched_core::packet::MAX_PATHS));
         }
         let names: Vec<String> = a.paths.iter().map(|p| p.name.clone()).collect();
+        let backup: Vec<&str> = a
+            .paths
+            .iter()
+            .filter(|p| p.backup)
+            .map(|p| p.name.as_str())
+            .collect();
         let policy = match &a.policy {
             Some(f) => {
                 let text = std::fs::read_to_string(f).map_err(|e| format!("--policy {f}: {e}"))?;
-                Policy::parse(&text, f, &names)?
+                Policy::parse(&text, f, &names, &backup)?
             }
             None => Policy::default(),
         };

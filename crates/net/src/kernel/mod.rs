@@ -218,18 +218,27 @@ fn configure(
     }
     t.set_route_metrics(&plan.server_route, &plan.client_route)?;
     if *mode == Mode::Mptcp {
-        for i in 1..sc.paths.len() {
-            sys::run(Command::new("ip").args([
-                "-n",
-                &t.ns(Role::Client),
-                "mptcp",
-                "endpoint",
-                "add",
-                &t.client_addr(i),
-                "dev",
-                &format!("c{i}"),
-                "subflow",
-            ]))?;
+        for (i, path) in sc.paths.iter().enumerate() {
+            // Path 0 carries the initial subflow, the others join as `subflow` endpoints. A
+            // scenario's `backup = true` is the endpoint's backup flag (RFC 8684 §3.3.8); on
+            // path 0 an endpoint with that flag alone marks the initial subflow (the kernel
+            // reads it when connecting: `mptcp_pm_is_backup`, net/mptcp/pm.c).
+            let mut flags: Vec<&str> = Vec::new();
+            if i > 0 {
+                flags.push("subflow");
+            }
+            if path.backup {
+                flags.push("backup");
+            }
+            if flags.is_empty() {
+                continue;
+            }
+            sys::run(
+                Command::new("ip")
+                    .args(["-n", &t.ns(Role::Client), "mptcp", "endpoint", "add"])
+                    .args([&t.client_addr(i), "dev", &format!("c{i}")])
+                    .args(&flags),
+            )?;
         }
     }
     Ok(())

@@ -14,7 +14,7 @@ use tokio::sync::{mpsc, oneshot, Mutex, Semaphore};
 use super::auth::{nonce, Psk};
 use super::handshake;
 use super::kernel::SocketOpts;
-use super::policy::Policy;
+use super::policy::{self, Policy};
 use super::session::{read_subflow, start_app, AppIo, Event, Session, SessionConfig};
 use super::socks;
 use super::wire::Hello;
@@ -32,16 +32,28 @@ pub enum Bind {
 pub struct PathSpec {
     pub name: String,
     pub bind: Bind,
+    /// Marked `,backup` (as Linux's `ip mptcp endpoint ... backup`): the `backup` scheduler
+    /// sends on it only while every other path is in RTO loss.
+    pub backup: bool,
 }
 
 impl std::str::FromStr for PathSpec {
     type Err = String;
-    /// `NAME=IFACE` or `NAME=SRCIP`.
+    /// `NAME=IFACE` or `NAME=SRCIP`, either followed by `,backup`.
     fn from_str(s: &str) -> Result<PathSpec, String> {
         let (name, v) = s
             .split_once('=')
             .filter(|(n, v)| !n.is_empty() && !v.is_empty())
-            .ok_or_else(|| format!("--path \"{s}\": expected NAME=IFACE or NAME=SRCIP"))?;
+            .ok_or_else(|| format!("--path \"{s}\": expected NAME=IFACE or NAME=SRCIP[,backup]"))?;
+        let (v, backup) = match v.split_once(',') {
+            None => (v, false),
+            Some((v, "backup")) if !v.is_empty() => (v, true),
+            Some((_, flag)) => {
+                return Err(format!(
+                    "--path \"{s}\": unknown flag \"{flag}\" (the one flag is \"backup\")"
+                ))
+            }
+        };
         let bind = match v.parse::<IpAddr>() {
             Ok(ip) => Bind::Src(ip),
             Err(_) if v.len() < libc::IFNAMSIZ && !v.contains('/') => Bind::Iface(v.to_string()),
@@ -54,6 +66,7 @@ impl std::str::FromStr for PathSpec {
         Ok(PathSpec {
             name: name.to_string(),
             bind,
+            backup,
         })
     }
 }
@@ -199,14 +212,28 @@ async fn keep_subflow(
     }
 }
 
-/// `single:NAME` names a client path; the server knows paths by number (`p0`, `p1`, ...).
+/// The scheduler name both proxies build: `backup` alone takes the paths marked `,backup`
+/// (as the simulator takes a scenario's `backup = true` marks), and the client's path names
+/// in `single:NAME` and `backup:NAME[,NAME]` become the numbers the server knows them by
+/// (`p0`, `p1`, ...). A name it cannot resolve passes through, for `build` to refuse.
 pub fn server_sched_name(sched: &str, paths: &[PathSpec]) -> String {
-    match sched.strip_prefix("single:") {
-        Some(name) => match paths.iter().position(|p| p.name == name) {
-            Some(i) => format!("single:p{i}"),
-            None => sched.to_string(),
-        },
-        None => sched.to_string(),
+    let number = |name: &str| {
+        paths
+            .iter()
+            .position(|p| p.name == name)
+            .map_or_else(|| name.to_string(), |i| format!("p{i}"))
+    };
+    let sched = policy::with_backup_marks(
+        sched,
+        paths.iter().filter(|p| p.backup).map(|p| p.name.as_str()),
+    );
+    match sched.split_once(':') {
+        Some(("single", name)) => format!("single:{}", number(name)),
+        Some(("backup", names)) => {
+            let numbered: Vec<String> = names.split(',').map(number).collect();
+            format!("backup:{}", numbered.join(","))
+        }
+        _ => sched,
     }
 }
 
@@ -333,5 +360,44 @@ impl Client {
         }
         start_app(conn, s, credit, from_session, tx);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(specs: &[&str]) -> Vec<PathSpec> {
+        specs.iter().map(|s| s.parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn path_takes_a_backup_flag_and_refuses_others() {
+        let p: PathSpec = "lte=10.0.2.1,backup".parse().unwrap();
+        assert!(p.backup && p.name == "lte");
+        assert!(matches!(p.bind, Bind::Src(_)));
+        let p: PathSpec = "wifi=wlan0".parse().unwrap();
+        assert!(!p.backup && matches!(p.bind, Bind::Iface(_)));
+        let e = "lte=10.0.2.1,bakup".parse::<PathSpec>().unwrap_err();
+        assert!(e.contains("unknown flag \"bakup\""), "{e}");
+        assert!("lte=,backup".parse::<PathSpec>().is_err());
+    }
+
+    #[test]
+    fn scheduler_names_reach_the_server_with_path_numbers() {
+        let ps = paths(&[
+            "wifi=10.0.1.1",
+            "lte=10.0.2.1,backup",
+            "sat=10.0.3.1,backup",
+        ]);
+        assert_eq!(server_sched_name("backup", &ps), "backup:p1,p2");
+        assert_eq!(server_sched_name("backup:wifi", &ps), "backup:p0");
+        assert_eq!(server_sched_name("single:lte", &ps), "single:p1");
+        assert_eq!(server_sched_name("dems-f", &ps), "dems-f");
+        // Unmarked paths: `backup` alone stays bare, and building it fails with its reason.
+        assert_eq!(
+            server_sched_name("backup", &paths(&["a=10.0.1.1"])),
+            "backup"
+        );
     }
 }

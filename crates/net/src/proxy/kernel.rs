@@ -272,6 +272,12 @@ impl SubflowView for KernelView {
     fn notsent_bytes(&self) -> u64 {
         self.info.notsent_bytes as u64
     }
+    /// Connected and not failed: what Linux MPTCP requires of a subflow before it schedules
+    /// on it (`__mptcp_subflow_active`: ESTABLISHED or CLOSE_WAIT), so that `backup` fails
+    /// over to its backup paths when the primary is down.
+    fn is_established(&self) -> bool {
+        self.alive
+    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@
 
 use serde::Deserialize;
 
-use mpsched_core::sched::build;
+use mpsched_core::sched::{build, SchedError};
 
 /// The scheduler when no policy file is given (Guo et al., MobiCom 2017, §7.1: DEMS-F).
 pub const DEFAULT_SCHEDULER: &str = "dems-f";
@@ -53,15 +53,56 @@ impl Default for Policy {
     }
 }
 
+/// `backup` alone means "backup on the paths marked backup": `backup:NAME[,NAME]` when any
+/// is marked; any other name is returned as it is.
+pub fn with_backup_marks<'a>(sched: &str, marked: impl Iterator<Item = &'a str>) -> String {
+    let marked: Vec<&str> = marked.collect();
+    if sched == "backup" && !marked.is_empty() {
+        format!("backup:{}", marked.join(","))
+    } else {
+        sched.to_string()
+    }
+}
+
 impl Policy {
-    /// Parse and check every scheduler name against the client's paths.
-    pub fn parse(text: &str, origin: &str, path_names: &[String]) -> Result<Policy, String> {
+    /// Parse and check every scheduler name against the client's paths (`backup_paths`: the
+    /// names marked `,backup`).
+    pub fn parse(
+        text: &str,
+        origin: &str,
+        path_names: &[String],
+        backup_paths: &[&str],
+    ) -> Result<Policy, String> {
         let p: Policy = toml::from_str(text)
             .map_err(|e| format!("{origin}: {}", e.to_string().replace('\n', " ").trim()))?;
+        p.check(origin, path_names, backup_paths)?;
+        Ok(p)
+    }
+
+    /// Every scheduler name builds on these paths.
+    pub fn check(
+        &self,
+        origin: &str,
+        path_names: &[String],
+        backup_paths: &[&str],
+    ) -> Result<(), String> {
         let caps = vec![0.0; path_names.len()];
-        build(&p.default, path_names, &caps).map_err(|e| format!("{origin}: default: {e}"))?;
-        for (i, r) in p.rules.iter().enumerate() {
-            build(&r.scheduler, path_names, &caps)
+        let builds = |name: &str| {
+            let name = with_backup_marks(name, backup_paths.iter().copied());
+            build(&name, path_names, &caps)
+                .map(|_| ())
+                .map_err(|e| match e {
+                    SchedError::BackupPaths(_) => {
+                        "backup: no path is marked backup (--path NAME=IFACE|SRCIP,backup) and \
+                     none is named (backup:NAME)"
+                            .to_string()
+                    }
+                    e => e.to_string(),
+                })
+        };
+        builds(&self.default).map_err(|e| format!("{origin}: default: {e}"))?;
+        for (i, r) in self.rules.iter().enumerate() {
+            builds(&r.scheduler)
                 .map_err(|e| format!("{origin}: rule {}: scheduler: {e}", i + 1))?;
             if r.host.is_none() && r.port.is_none() && r.app_port.is_none() {
                 return Err(format!(
@@ -70,7 +111,7 @@ impl Policy {
                 ));
             }
         }
-        Ok(p)
+        Ok(())
     }
 
     /// The scheduler for a connection from local port `app_port` to `host:port`.
@@ -118,7 +159,7 @@ scheduler = "redundant"
 
     #[test]
     fn first_matching_rule_picks_the_scheduler() {
-        let p = Policy::parse(TEXT, "p.toml", &names()).unwrap();
+        let p = Policy::parse(TEXT, "p.toml", &names(), &[]).unwrap();
         assert_eq!(p.scheduler_for("cdn.video.example", 443, 1), "minrtt");
         assert_eq!(p.scheduler_for("video.example", 22, 1), "single:wifi");
         assert_eq!(p.scheduler_for("a.b", 80, 8080), "redundant");
@@ -131,20 +172,34 @@ scheduler = "redundant"
             "[[rule]]\nport = 1\nscheduler = \"nope\"\n",
             "p.toml",
             &names(),
+            &[],
         )
         .unwrap_err();
         assert!(e.starts_with("p.toml: rule 1: scheduler:"), "{e}");
     }
 
     #[test]
+    fn bare_backup_needs_a_marked_path() {
+        let text = "default = \"backup\"\n";
+        let e = Policy::parse(text, "p.toml", &names(), &[]).unwrap_err();
+        assert!(
+            e.starts_with("p.toml: default: backup: no path is marked"),
+            "{e}"
+        );
+        assert!(Policy::parse(text, "p.toml", &names(), &["lte"]).is_ok());
+        assert!(Policy::parse("default = \"backup:lte\"\n", "p.toml", &names(), &[]).is_ok());
+    }
+
+    #[test]
     fn unknown_key_is_refused() {
-        let e = Policy::parse("defualt = \"minrtt\"\n", "p.toml", &names()).unwrap_err();
+        let e = Policy::parse("defualt = \"minrtt\"\n", "p.toml", &names(), &[]).unwrap_err();
         assert!(e.contains("defualt"), "{e}");
     }
 
     #[test]
     fn rule_without_a_condition_is_refused() {
-        let e = Policy::parse("[[rule]]\nscheduler = \"rr\"\n", "p.toml", &names()).unwrap_err();
+        let e =
+            Policy::parse("[[rule]]\nscheduler = \"rr\"\n", "p.toml", &names(), &[]).unwrap_err();
         assert!(e.contains("needs host"), "{e}");
     }
 }
