@@ -5,6 +5,8 @@
 //! `NUM_SEGMENTS` = 100 segments, `ratio` percent go to the first subflow and the rest to the
 //! others (shared equally). The assignment is strict: when the subflow whose turn it is has no
 //! window space, nothing is sent (the published implementation's default `cwnd_limited = 0`).
+//! A subflow that is not available (handshake incomplete, or in RTO loss) has no turn: the
+//! others share the bursts until it recovers (`mptcp_ratio_is_available`).
 //! The ratio is searched: when the connection's throughput drifts from its reference, or the
 //! subflows' queued bytes shrink, persistently, the ratio is moved in 5-point steps in the
 //! direction where throughput grows, and the search stops when it falls again.
@@ -20,6 +22,7 @@
 
 use crate::packet::PathId;
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
+use crate::subflow::sender::SubflowState;
 use crate::time::{Duration, Time};
 
 const NUM_SEGMENTS: u64 = 100;
@@ -206,11 +209,28 @@ impl Scheduler for Musher {
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let n = ctx.npaths();
-        if self.burst.iter().sum::<u64>() >= NUM_SEGMENTS {
-            self.burst.iter_mut().for_each(|b| *b = 0);
+        // Only available subflows take part in a burst (`mptcp_ratio_is_available` without
+        // the window test: established, not potentially failed, not in RTO loss); one in
+        // RTO loss is passed over, so the others go on without waiting for it.
+        let available = |p: PathId| {
+            let s = ctx.subflow(p);
+            s.is_established() && s.state() != SubflowState::Loss
+        };
+        // The path due: the first available one (in path order) whose share of the burst is
+        // not used up. When every available subflow has used its share, their shares start
+        // again (`mptcp_ratio_next_segment` resets the quota of the available subflows only).
+        let mut due = (0..n as PathId)
+            .filter(|&p| available(p))
+            .find(|&p| self.burst[p as usize] < self.quota(p, n));
+        if due.is_none() {
+            for p in (0..n as PathId).filter(|&p| available(p)) {
+                self.burst[p as usize] = 0;
+            }
+            due = (0..n as PathId)
+                .filter(|&p| available(p))
+                .find(|&p| self.burst[p as usize] < self.quota(p, n));
         }
-        // The path due: the first (in path order) whose share of the burst is not used up.
-        let due = (0..n as PathId).find(|&p| self.burst[p as usize] < self.quota(p, n))?;
+        let due = due?;
         if !ctx.has_space(due) {
             return None;
         }
@@ -255,7 +275,8 @@ impl Scheduler for Musher {
 #[cfg(test)]
 mod tests {
     use super::Musher;
-    use crate::sched::minrtt::exchange::Exchange;
+    use crate::sched::minrtt::exchange::{Exchange, MSS};
+    use crate::sender::TxKind::{New, Reinject};
     use crate::time::Time;
 
     #[test]
@@ -278,6 +299,52 @@ mod tests {
         let sent = ex.send();
         assert_eq!(sent.len(), 10);
         assert!(sent.iter().all(|s| s.0 == 0));
+    }
+
+    #[test]
+    fn subflow_in_rto_loss_loses_its_turn() {
+        // Path 0 is due, takes its window of 4 and is never acknowledged: after its tail-loss
+        // probe and its RTO it is in loss, and path 1 carries the burst meanwhile.
+        let mut ex = Exchange::new("musher", 2, 4, 100_000);
+        ex.at(0).write(300);
+        let sent = ex.send();
+        assert!(sent.iter().all(|s| s.0 == 0), "{sent:?}");
+        ex.at(1_000);
+        let now = ex.now;
+        ex.conn.handle_timeout(now);
+        ex.send();
+        let rto = ex.conn.poll_timeout().expect("path 0's RTO is armed");
+        ex.now = rto;
+        ex.conn.handle_timeout(rto);
+        // Path 1 resends what path 0 held (the meta level's reinjection, any scheduler)...
+        let sent = ex.send();
+        assert!(sent.iter().all(|s| s.0 != 1 || s.2 == Reinject), "{sent:?}");
+        // ... and once those are acknowledged, path 1 takes new data: path 0, still in
+        // loss, has no turn.
+        let (end, ts) = ex
+            .wire
+            .iter()
+            .filter(|(d, _)| d.path == 1)
+            .fold((0, 0), |(e, t), (d, _)| (e.max(d.end()), t.max(d.ts_val)));
+        let ack = crate::packet::Ack {
+            path: 1,
+            ack: end,
+            sack: Default::default(),
+            nsack: 0,
+            data_ack: 4 * MSS,
+            rwnd: 100_000 * MSS,
+            ts_ecr: ts,
+            ts_val: 0,
+            owd_echo: None,
+        };
+        ex.now = rto + crate::time::Duration::from_millis(10);
+        let now = ex.now;
+        ex.conn.handle_input(now, &ack);
+        let sent = ex.send();
+        assert!(
+            sent.iter().any(|s| s.0 == 1 && s.2 == New),
+            "path 1 took no new data while path 0 was in loss: {sent:?}"
+        );
     }
 
     #[test]
