@@ -48,6 +48,14 @@ def emu_up(
     ] = None,
     detach: Annotated[bool, typer.Option("--detach", "-d", help="Run in the background.")] = False,
     seed: Annotated[int, typer.Option("--seed", min=0, help="Seed of the random-loss draws.")] = 1,
+    transport: Annotated[
+        bool,
+        typer.Option(
+            "--transport",
+            help="Also set SCENARIO's [transport] on the end hosts (sysctls, route attributes), "
+            "as `mpsched kernel` does, for the TCP connections of programs you run there.",
+        ),
+    ] = False,
 ) -> None:
     """Create namespaces mps-ID-{c,r,s} and emulate SCENARIO's paths until Ctrl-C (or `down`).
 
@@ -58,6 +66,8 @@ def emu_up(
         args += ["--id", instance]
     if detach:
         args.append("--detach")
+    if transport:
+        args.append("--transport")
     _exit(emu(args, resolved))
 
 

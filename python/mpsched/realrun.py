@@ -281,7 +281,9 @@ def realrun(
     old_term = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         up = subprocess.run(
-            [emu_bin, "up", "-", "--id", instance, "--detach", "--seed", str(seed)],
+            # --transport: the scenario's [transport] on the end hosts, as the kernel runner
+            # sets it (sysctls such as slow start after idle, route initcwnd/rto_min/advmss).
+            [emu_bin, "up", "-", "--id", instance, "--detach", "--seed", str(seed), "--transport"],
             input=to_json(scenario).encode(),
             capture_output=True,
         )

@@ -96,6 +96,37 @@ def test_emu_up_refuses_competing_traffic(tmp_path, monkeypatch):
 
 
 @needs_netns
+def test_emu_up_transport_sets_the_end_hosts_and_refuses_socket_options(tmp_path, monkeypatch):
+    monkeypatch.setenv("MPSCHED_EMU_RUN_DIR", str(tmp_path))
+    wifi_lte = EXAMPLES / "wifi-lte.toml"
+    proc = run_cli("emu", "up", wifi_lte, "--set", "transport.recv_buffer=1MiB", "--transport")
+    assert_user_error(proc, "transport.recv_buffer", "socket option")
+    up = run_cli(
+        "emu", "up", wifi_lte, "--id", "tt1", "-d", "--transport",
+        "--set", "transport.slow_start_after_idle=false", "--set", "transport.init_cwnd=4",
+    )  # fmt: skip
+    assert up.returncode == 0, up.stderr
+    try:
+        ssai = subprocess.run(
+            ["ip", "netns", "exec", "mps-tt1-s", "sysctl", "-n",
+             "net.ipv4.tcp_slow_start_after_idle"],
+            capture_output=True, text=True,
+        )  # fmt: skip
+        assert ssai.stdout.strip() == "0", ssai
+        routes = subprocess.run(
+            ["ip", "-n", "mps-tt1-s", "route", "show"], capture_output=True, text=True
+        ).stdout
+        assert "initcwnd 4" in routes, routes
+    finally:
+        down = run_cli("emu", "down", "tt1")
+    assert down.returncode == 0, down.stderr
+    assert (
+        "mps-tt1-s"
+        not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    )
+
+
+@needs_netns
 def test_backup_flag_sim_matches_kernel_mptcp():
     # Simulator `backup` against Linux MPTCP with the same path's endpoint flagged backup
     # (RFC 8684 §3.3.8; the kernel marks the initial subflow from its endpoint): until the

@@ -3,7 +3,7 @@
 //! resolved JSON (SI units), so that Python stays the one validator of scenario files.
 //!
 //! ```text
-//! mpsched-emu up SCENARIO.json [--id ID] [--seed N] [--detach]
+//! mpsched-emu up SCENARIO.json [--id ID] [--seed N] [--detach] [--transport]
 //! mpsched-emu down [ID | --all]
 //! mpsched-emu check [ID] [--json]
 //! mpsched-emu list
@@ -119,6 +119,11 @@ fn pick(args: &Args) -> emu::State {
 #[allow(clippy::zombie_processes)]
 fn up(args: &Args) {
     let sc = scenario(args);
+    // `--transport`: the scenario's [transport] on the end hosts' namespaces and routes, for
+    // other programs' kernel TCP between them (the proxy's subflows in `mpsched realrun`).
+    let transport = args
+        .flag("--transport")
+        .then(|| kernel::transport::plan_for_others(&sc).unwrap_or_else(|e| refuse(e)));
     preflight();
     let id = args.value("--id").map(str::to_string);
     if args.flag("--detach") {
@@ -138,6 +143,9 @@ fn up(args: &Args) {
         cmd.arg("up").arg(&sc_file).args(["--id", &id]);
         if let Some(s) = args.value("--seed") {
             cmd.args(["--seed", s]);
+        }
+        if transport.is_some() {
+            cmd.arg("--transport");
         }
         use std::os::unix::process::CommandExt;
         let mut child = cmd
@@ -171,6 +179,12 @@ fn up(args: &Args) {
     emu::install_signal_handlers();
     let seed = args.number("--seed", 1);
     let mut inst = Instance::up(&sc, id.as_deref(), seed).unwrap_or_else(|e| fail(e));
+    if let Some(plan) = &transport {
+        if let Err(e) = kernel::transport::apply(&inst.topo, plan) {
+            let _ = inst.down();
+            fail(format!("applying [transport]: {e}"));
+        }
+    }
     let _ = std::fs::write(
         inst.dir().join("scenario.json"),
         serde_json::to_vec(&sc).unwrap(),
@@ -263,7 +277,11 @@ fn main() {
         refuse("usage: mpsched-emu up|down|check|list|kernel ...")
     };
     match verb.as_str() {
-        "up" => up(&Args::parse(rest, &["--detach"], &["--id", "--seed"])),
+        "up" => up(&Args::parse(
+            rest,
+            &["--detach", "--transport"],
+            &["--id", "--seed"],
+        )),
         "down" => down(&Args::parse(rest, &["--all"], &[])),
         "check" => check_cmd(&Args::parse(rest, &["--json"], &[])),
         "list" => {

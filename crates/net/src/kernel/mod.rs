@@ -195,11 +195,11 @@ fn configure(
     plan: &transport::Plan,
 ) -> io::Result<()> {
     let t = &inst.topo;
+    transport::apply(t, plan)?;
     for role in [Role::Client, Role::Server] {
         sys::run(
             Command::new("ip")
                 .args(["netns", "exec", &t.ns(role), "sysctl", "-qw"])
-                .args(&plan.sysctls)
                 .arg("net.mptcp.enabled=1"),
         )?;
         if *mode == Mode::Mptcp {
@@ -216,7 +216,6 @@ fn configure(
             ]))?;
         }
     }
-    t.set_route_metrics(&plan.server_route, &plan.client_route)?;
     if *mode == Mode::Mptcp {
         for (i, path) in sc.paths.iter().enumerate() {
             // Path 0 carries the initial subflow, the others join as `subflow` endpoints. A

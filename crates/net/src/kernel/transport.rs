@@ -21,7 +21,12 @@
 //! The namespaces start from the machine's sysctls (`tcp_sk_init` copies `init_net`'s
 //! `tcp_rmem`/`tcp_wmem`), so the buffer sysctls are always written, not only when a key is set.
 
+use std::process::Command;
+
 use mpsched_sim::scenario::{Scenario, MSS_BY_SCHEDULER};
+
+use crate::emu::sys;
+use crate::emu::topo::{Role, Topology};
 
 /// Linux's `tcp_rmem` defaults (`tcp_init_mem`/`tcp_rmem` in net/ipv4/tcp.c): min, initial
 /// (128 KiB), max (6 MiB), as the simulator's autotuned receiver assumes.
@@ -50,6 +55,42 @@ pub struct Plan {
     pub recv_buffer: Option<u64>,
     /// `TCP_NODELAY` on the server's (the sender's) sockets.
     pub nodelay: bool,
+}
+
+/// Writes the plan's namespace sysctls on both end hosts and its attributes on their routes
+/// (what sockets cannot carry; the socket options are the runner's own).
+pub fn apply(t: &Topology, plan: &Plan) -> std::io::Result<()> {
+    for role in [Role::Client, Role::Server] {
+        sys::run(
+            Command::new("ip")
+                .args(["netns", "exec", &t.ns(role), "sysctl", "-qw"])
+                .args(&plan.sysctls),
+        )?;
+    }
+    t.set_route_metrics(&plan.server_route, &plan.client_route)
+}
+
+/// The plan for other programs' kernel TCP connections between the emulator's end hosts (the
+/// proxy's subflows, `mpsched-emu up --transport`): the namespace and route half of
+/// [`plan`] for single-path TCP; keys that would need options on sockets this program does
+/// not open are refused.
+pub fn plan_for_others(sc: &Scenario) -> Result<Plan, String> {
+    let p = plan(sc, false)?;
+    if p.recv_buffer.is_some() {
+        return Err(
+            "transport.recv_buffer: a fixed receive buffer is a socket option of \
+                    the receiving program (SO_RCVBUF), not something the emulator can set"
+                .into(),
+        );
+    }
+    if p.nodelay {
+        return Err(
+            "transport.nodelay: TCP_NODELAY is a socket option of the sending \
+                    program, not something the emulator can set"
+                .into(),
+        );
+    }
+    Ok(p)
 }
 
 /// Checks the scenario's transport against what the kernel runner can set for `mptcp` or
