@@ -788,19 +788,31 @@ def lia_model_rates(c: list[float], t_p: list[float], w_loss: list[float]) -> li
     return [a[0] for a in avg]
 
 
-def _w_loss_queue(c_bps: float, w_loss_kb: float) -> str:
-    """The bottleneck buffer giving W^Loss = W^BDP + buffer (at least one packet)."""
-    bdp = c_bps / 8 * T_P
-    return f"{max(MSS_BYTES * 1.0, w_loss_kb * 1e3 - bdp):.0f}B"
+def _w_loss_path(name: str, c_bps: float, w_loss_kb: float) -> dict[str, Any]:
+    """A path whose window is lost at W^Loss whatever its BDP (§VI-B: "the maximum number of
+    in-flight packets W^Loss"): the whole 50 ms round trip on the data direction and room for
+    W^Loss packets in that link, queued or propagating. A drop-tail buffer behind a fixed delay
+    gives only W^Loss = W^BDP + buffer, never the values below W^BDP the paper also takes."""
+    packets = max(1, round(w_loss_kb * 1e3 / WIRE_BYTES))
+    return {
+        "name": name,
+        "rate": f"{c_bps:g}bit",
+        "rtt": "50ms",
+        "owd": "50ms",
+        "queue": f"pipe:{packets}pkt",
+    }
 
 
 def rtsc_fig7_cases(quick: bool) -> list[dict[str, Any]]:
     """(a) (c0, c1) = (20, 5) Mbit/s, W1^Loss 41 KB, W0^Loss varied; (b) W0^Loss 142 KB, W1^Loss
-    varied. W^Loss below W^BDP cannot be set by a buffer and is left out."""
-    w0s = [140, 200, 260, 320, 400] if not quick else [140, 320]
-    w1s = [40, 55, 70, 85, 100] if not quick else [40, 100]
+    varied from 10 KB (W1^BDP is 31 KB); (c) c0 = 40 Mbit/s, (W0, W1) = (273, 68) KB, c1
+    varied from 10 to 40 Mbit/s."""
+    w0s = [60, 100, 140, 200, 260, 320, 400] if not quick else [60, 140, 320]
+    w1s = [10, 20, 30, 40, 55, 70, 85, 100] if not quick else [10, 40, 100]
+    c1s = [10e6, 20e6, 30e6, 40e6] if not quick else [10e6, 40e6]
     cases = [{"panel": "a", "c": (20e6, 5e6), "w": (w, 41)} for w in w0s]
     cases += [{"panel": "b", "c": (20e6, 5e6), "w": (142, w)} for w in w1s]
+    cases += [{"panel": "c", "c": (40e6, c1), "w": (273, 68)} for c1 in c1s]
     return cases
 
 
@@ -808,13 +820,10 @@ def rtsc_fig7_sweeps(ctx: Any) -> list[dict]:
     sweeps = []
     for case in rtsc_fig7_cases(ctx.quick):
         (c0, c1), (w0, w1) = case["c"], case["w"]
-        paths = [
-            {"name": "lte", "rate": f"{c0:g}bit", "rtt": "50ms", "queue": _w_loss_queue(c0, w0)},
-            {"name": "wifi", "rate": f"{c1:g}bit", "rtt": "50ms", "queue": _w_loss_queue(c1, w1)},
-        ]
+        paths = [_w_loss_path("lte", c0, w0), _w_loss_path("wifi", c1, w1)]
         sweeps.append(
             {
-                "name": f"rtsc-fig7-{case['panel']}-{w0}-{w1}",
+                "name": f"rtsc-fig7-{case['panel']}-{w0}-{w1}-{c0 / 1e6:g}-{c1 / 1e6:g}",
                 "scenario": {
                     "path": paths,
                     "workload": {"kind": "bulk", "duration": "20s" if ctx.quick else "60s"},
@@ -833,9 +842,9 @@ def rtsc_fig7_table(df: Any) -> Any:
 
     rows = []
     for sweep in dict.fromkeys(df["sweep"]):
-        _, _, panel, w0, w1 = sweep.split("-")
+        _, _, panel, w0, w1, c0, c1 = sweep.split("-")
         part = df[df["sweep"] == sweep]
-        c = (20e6, 5e6)
+        c = (float(c0) * 1e6, float(c1) * 1e6)
         pk = [x / 8 / WIRE_BYTES for x in c]
         w = [float(w0) * 1e3 / WIRE_BYTES, float(w1) * 1e3 / WIRE_BYTES]
         model = lia_model_rates(pk, [T_P, T_P], w)
@@ -844,6 +853,7 @@ def rtsc_fig7_table(df: Any) -> Any:
                 "panel": panel,
                 "w0_kb": float(w0),
                 "w1_kb": float(w1),
+                "c1_mbps": float(c1),
                 "sim_x0": float(part["throughput_by_path_bps.lte"].median()) / 1e6,
                 "sim_x1": float(part["throughput_by_path_bps.wifi"].median()) / 1e6,
                 "model_x0": model[0] * MSS_BYTES * 8 / 1e6,
@@ -857,16 +867,21 @@ def rtsc_fig7_figures(df: Any, ctx: Any):
     import matplotlib.pyplot as plt
 
     t = rtsc_fig7_table(df)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    panels = (
+        ("a", "w0_kb", "W0^Loss (KB)", "(a) (c0, c1) = (20, 5) Mbit/s, W1^Loss 41 KB"),
+        ("b", "w1_kb", "W1^Loss (KB)", "(b) (c0, c1) = (20, 5) Mbit/s, W0^Loss 142 KB"),
+        ("c", "c1_mbps", "c1 (Mbit/s)", "(c) c0 = 40 Mbit/s, W^Loss (273, 68) KB"),
+    )
+    fig, axes = plt.subplots(1, 3, figsize=(14, 3.6))
     fig.set_layout_engine("constrained")
-    for ax, (panel, xcol) in zip(axes, (("a", "w0_kb"), ("b", "w1_kb"))):
+    for ax, (panel, xcol, xlabel, title) in zip(axes, panels):
         part = t[t["panel"] == panel].sort_values(xcol)
         for k, colour in ((0, "tab:blue"), (1, "tab:orange")):
             ax.plot(part[xcol], part[f"model_x{k}"], "-", color=colour, label=f"x{k} Eq. 11-18")
             ax.plot(part[xcol], part[f"sim_x{k}"], "o", color=colour, label=f"x{k} simulated")
-        ax.set_xlabel(f"W{xcol[1]}^Loss (KB)")
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("rate (Mbit/s)")
-        ax.set_title(f"({panel}) (c0, c1) = (20, 5) Mbit/s, T^p 50 ms", fontsize="small")
+        ax.set_title(f"{title}, T^p 50 ms", fontsize="small")
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
     fig.suptitle(f"{RTSC}, Fig. 7: MPTCP-LIA subflow rates, model vs simulation")

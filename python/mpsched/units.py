@@ -186,10 +186,22 @@ def parse_queue(value: Any) -> dict[str, Any]:
 
     `"50ms"` (seconds of line rate) -> {"unit": "time", "value": 0.05}; `"300pkt"` ->
     {"unit": "packets", "value": 300}; `"64KB"` -> {"unit": "bytes", "value": 64000};
-    `"unlimited"` -> {"unit": "unlimited"}.
+    `"unlimited"` -> {"unit": "unlimited"}; `"pipe:90pkt"` -> {"unit": "pipe", "value": 90}:
+    at most 90 packets in the link, queued or still propagating.
     """
     if isinstance(value, str) and value.strip() == "unlimited":
         return {"unit": "unlimited"}
+    if isinstance(value, str) and value.strip().startswith("pipe:"):
+        rest = value.strip()[len("pipe:") :]
+        try:
+            kind, amount = _size_or_packets(rest, packets=True, what="queue", examples="90pkt")
+        except ScenarioError:
+            kind, amount = "", 0
+        if kind != "packets" or amount < 1:
+            raise ScenarioError(
+                f'queue {_show(value)}: a pipe limit is a packet count, e.g. "pipe:90pkt"'
+            )
+        return {"unit": "pipe", "value": amount}
     number, unit = _split(value, "queue", _QUEUE_EXAMPLES)
     if number == 0:
         # The engine always keeps the packet in service, so a zero queue would silently be a

@@ -70,6 +70,8 @@ impl EnqueueResult {
 pub enum QueueLimit {
     Bytes(u64),
     Packets(u64),
+    /// Packets queued, in transmission or propagating ([`QueueSpec::Pipe`]).
+    Pipe(u64),
     Unlimited,
 }
 
@@ -145,6 +147,8 @@ pub struct Link<P> {
     delay_steps: Vec<(Time, Duration)>,
     /// Latest arrival handed out: a delay decrease never lets a packet overtake another.
     last_arrival: Time,
+    /// [`QueueLimit::Pipe`] only: arrival times of the packets propagating (ascending).
+    propagating: VecDeque<Time>,
 }
 
 impl<P> Link<P> {
@@ -185,6 +189,7 @@ impl<P> Link<P> {
         let limit = match spec.queue {
             QueueSpec::Unlimited => QueueLimit::Unlimited,
             QueueSpec::Packets(n) => QueueLimit::Packets(n.max(1)),
+            QueueSpec::Pipe(n) => QueueLimit::Pipe(n.max(1)),
             QueueSpec::Bytes(b) => QueueLimit::Bytes(b.max(mtu)),
             QueueSpec::Time(s) => match server_rate_bps(&server) {
                 // `as` saturates: a negative or NaN product gives 0, then one MTU.
@@ -206,6 +211,7 @@ impl<P> Link<P> {
             handover: spec.handover,
             delay_steps: Vec::new(),
             last_arrival: Time::ZERO,
+            propagating: VecDeque::new(),
         }
     }
 
@@ -232,11 +238,17 @@ impl<P> Link<P> {
     /// Checked in this order: outage, random loss (on the way in, so a lost packet takes no
     /// buffer or capacity), then drop-tail. An empty queue takes any packet.
     pub fn enqueue(&mut self, now: Time, pkt: P, wire_len: u32, lose: bool) -> EnqueueResult {
+        // Arrivals are non-decreasing (`last_arrival`): the propagated ones are at the front.
+        while self.propagating.front().is_some_and(|&t| t <= now) {
+            self.propagating.pop_front();
+        }
         let reason = if outage_end(&self.outages, now).is_some() {
             Some(DropReason::Outage)
         } else if lose {
             Some(DropReason::RandomLoss)
-        } else if !self.queue.is_empty() && !self.has_room_for(now, wire_len) {
+        } else if (!self.queue.is_empty() || !self.propagating.is_empty())
+            && !self.has_room_for(now, wire_len)
+        {
             Some(DropReason::QueueFull)
         } else {
             None
@@ -300,6 +312,9 @@ impl<P> Link<P> {
         }
         let arrive = (departs + delay).max(self.last_arrival);
         self.last_arrival = arrive;
+        if matches!(self.limit, QueueLimit::Pipe(_)) {
+            self.propagating.push_back(arrive);
+        }
         Some((done.pkt, arrive))
     }
 
@@ -388,6 +403,7 @@ impl<P> Link<P> {
         match self.limit {
             QueueLimit::Unlimited => true,
             QueueLimit::Packets(n) => packets < n,
+            QueueLimit::Pipe(n) => packets + (self.propagating.len() as u64) < n,
             QueueLimit::Bytes(b) => bytes + u64::from(wire_len) <= b,
         }
     }
@@ -610,6 +626,30 @@ mod tests {
         assert!(!link.is_busy());
         assert_eq!(link.stats().delivered_wire_bytes, 2500);
         assert_eq!(link.stats().delivered_packets, 3);
+    }
+
+    #[test]
+    fn pipe_limit_counts_packets_still_propagating() {
+        // 1 ms per packet, 10 ms of delay, room for 3 packets in the whole link.
+        let mut spec = spec(Some(8e6), QueueSpec::Pipe(3));
+        spec.delay_s = 0.010;
+        let mut link: Link<u32> = Link::new(&spec, None, MTU);
+        assert_eq!(link.queue_limit(), QueueLimit::Pipe(3));
+        for id in 1..=3 {
+            assert!(send(&mut link, ms(0), id, 1000).accepted());
+        }
+        assert_eq!(serve_until(&mut link, ms(5)).len(), 3);
+        // The queue is empty, but three packets are on their way (arriving at 11-13 ms).
+        assert_eq!(
+            send(&mut link, ms(5), 4, 1000),
+            EnqueueResult::Dropped(DropReason::QueueFull)
+        );
+        // The first has arrived at 11 ms: one place again.
+        assert!(send(&mut link, ms(11), 5, 1000).accepted());
+        assert_eq!(
+            send(&mut link, ms(11), 6, 1000),
+            EnqueueResult::Dropped(DropReason::QueueFull)
+        );
     }
 
     #[test]

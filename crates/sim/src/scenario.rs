@@ -154,6 +154,11 @@ pub enum QueueSpec {
     Time(f64),
     Packets(u64),
     Bytes(u64),
+    /// At most this many packets in the link at once: queued, in transmission or propagating
+    /// (a delay line of bounded capacity). With the whole round trip on this direction it
+    /// bounds the sender's window, which is how Park et al. (R-TSC), IEEE TMC, set "the maximum
+    /// number of in-flight packets W^Loss" below the path's BDP in their Fig. 7 simulations.
+    Pipe(u64),
     #[default]
     Unlimited,
 }

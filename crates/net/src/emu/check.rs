@@ -74,7 +74,8 @@ fn queue_limit_bytes(spec: &LinkSpec) -> io::Result<Option<u64>> {
     Ok(match link.queue_limit() {
         QueueLimit::Bytes(b) => Some(b),
         QueueLimit::Packets(n) => Some(n * 1514),
-        QueueLimit::Unlimited => None,
+        // Bounds queue and propagation together: no drop-tail queue size to check.
+        QueueLimit::Pipe(_) | QueueLimit::Unlimited => None,
     })
 }
 
