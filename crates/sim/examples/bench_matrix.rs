@@ -13,11 +13,15 @@
 
 use mpsched_sim::scenario::{PathSpec, Scenario, SimOptions, Transport, Workload};
 
-fn paths(n: usize) -> Vec<PathSpec> {
+/// `backup` runs with its last path marked backup (the only path when N = 1, which it then
+/// uses as no primary exists), so that it is in the matrix like every other scheduler.
+fn paths(n: usize, sched: &str) -> Vec<PathSpec> {
     (0..n)
         .map(|i| {
             let rtt = 0.020 + 0.010 * i as f64;
-            PathSpec::bottleneck(&format!("p{i}"), 800e6 / n as f64, rtt, 0.020, 0.0)
+            let mut p = PathSpec::bottleneck(&format!("p{i}"), 800e6 / n as f64, rtt, 0.020, 0.0);
+            p.backup = sched == "backup" && i == n - 1;
+            p
         })
         .collect()
 }
@@ -67,7 +71,7 @@ fn main() {
                     continue;
                 }
                 let sc = Scenario {
-                    paths: paths(n),
+                    paths: paths(n, sched),
                     workload,
                     transport: Transport::default(),
                     sim: SimOptions::default(),
