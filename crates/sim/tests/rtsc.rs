@@ -100,7 +100,7 @@ fn reno_rate_matches_eq9() {
 
 /// R-TSC Eq. 11-18 (Fig. 7a-c): the MPTCP-LIA subflow rates the model predicts for given loss
 /// windows, within 10% of the simulator's, in the three Fig. 7 settings. Measured: all 18 rates
-/// within 3.8% (the simulator below the fluid model by 0.3-3.8%: headers and ACK clocking).
+/// within 4.7% (the simulator below the fluid model by 0.3-4.7%: headers and ACK clocking).
 /// With a drop-tail buffer instead of the bounded link, the cells with `W^Loss < W^BDP` cannot
 /// be built (the buffer cannot be negative) and missed by 90-97%.
 #[test]

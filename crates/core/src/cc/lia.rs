@@ -3,13 +3,19 @@
 //!
 //! Slow start, fast recovery and the RTO are Reno's (RFC 6356 §3: "the algorithm only applies
 //! to the increase phase of the congestion avoidance state"); this controller delegates them to
-//! [`Reno`]. In congestion avoidance, for every ACK on subflow `i` acknowledging `bytes_acked`
-//! (RFC 6356 §3, byte-counting form):
+//! [`Reno`]. In congestion avoidance, for every ACK on subflow `i` (RFC 6356 §3):
 //!
 //! ```text
-//! cwnd_i += min( alpha · bytes_acked · MSS_i / cwnd_total ,  bytes_acked · MSS_i / cwnd_i )
+//! cwnd_i += min( alpha · MSS_i · MSS_i / cwnd_total ,  MSS_i · MSS_i / cwnd_i )
 //! alpha   = cwnd_total · max_i( cwnd_i / rtt_i² ) / ( Σ_i cwnd_i / rtt_i )²        (§4)
 //! ```
+//!
+//! The RFC's byte-counting form multiplies the increase by the bytes an ACK acknowledges;
+//! Linux does not: `mptcp_ccc_cong_avoid` (MPTCP v0.9x `mptcp_coupled.c`) adds one to
+//! `snd_cwnd_cnt` per ACK, whatever it acknowledges, and one segment to the window after
+//! max(cwnd_total / alpha, cwnd_i) of them. We follow Linux: with delayed ACKs (one per two
+//! segments) LIA grows half as fast as the byte-counting form, while Reno beside it counts
+//! acknowledged segments (`tcp_cong_avoid_ai`).
 //!
 //! so that the connection takes no more than one TCP would on the best of its paths (goal 2,
 //! "do no harm") and moves traffic off congested paths (goal 3). With one subflow alpha = 1 and
@@ -24,8 +30,8 @@ use crate::time::{Duration, Time};
 pub struct Lia {
     reno: Reno,
     mss: u64,
-    /// Fractional window growth not yet turned into bytes.
-    carry: f64,
+    /// ACKs since the last increase (Linux's `snd_cwnd_cnt`).
+    acks: u64,
 }
 
 /// RFC 6356 §4: alpha from every subflow's window (bytes) and smoothed RTT, and the total
@@ -47,7 +53,7 @@ impl Lia {
         Lia {
             reno: Reno::new(mss, init_cwnd_segments),
             mss,
-            carry: 0.0,
+            acks: 0,
         }
     }
 }
@@ -61,28 +67,40 @@ impl CongestionControl for Lia {
     }
 
     fn on_ack(&mut self, now: Time, ack: &AckSample, coupled: CoupledView<'_>) {
-        // One subflow, slow start, or a window not in use: Reno's rules apply unchanged.
-        let Some((a, total)) = alpha(coupled.subflows).filter(|_| coupled.subflows.len() > 1)
-        else {
+        // No RTT sample yet, slow start, or a window not in use: Reno's rules apply unchanged.
+        // One subflow is no exception in Linux (alpha = 1, one segment per cwnd_i ACKs).
+        let Some((a, total)) = alpha(coupled.subflows) else {
             return self.reno.on_ack(now, ack, coupled);
         };
         if self.reno.in_slow_start() || !super::window_validated(ack.prior_in_flight, self.window())
         {
             return self.reno.on_ack(now, ack, coupled);
         }
-        let cwnd = self.window() as f64;
-        let acked = ack.acked_bytes as f64;
+        if ack.acked_bytes == 0 {
+            return;
+        }
+        // One ACK, whatever it acknowledges (Linux's `snd_cwnd_cnt`, see the module doc): one
+        // segment more once max(cwnd_total / alpha, cwnd_i) ACKs (in segments, the quotient
+        // rounded down as Linux's integer division does) have been counted.
         let mss = self.mss as f64;
-        let inc = (a * acked * mss / total.max(1.0)).min(acked * mss / cwnd.max(1.0));
-        self.reno.grow_fractional(&mut self.carry, inc);
+        let per_segment = ((total / mss) / a.max(1e-12))
+            .floor()
+            .max((self.window() / self.mss) as f64);
+        if self.acks as f64 >= per_segment {
+            self.reno.set_window(self.window() + self.mss);
+            self.acks = 0;
+        } else {
+            self.acks += 1;
+        }
     }
 
     fn on_congestion_event(&mut self, now: Time, in_flight: u64) {
-        self.carry = 0.0;
+        // `tcp_init_cwnd_reduction` and `tcp_enter_loss` clear `snd_cwnd_cnt`.
+        self.acks = 0;
         self.reno.on_congestion_event(now, in_flight);
     }
     fn on_rto(&mut self, now: Time, in_flight: u64) {
-        self.carry = 0.0;
+        self.acks = 0;
         self.reno.on_rto(now, in_flight);
     }
     fn restart_after_idle(&mut self, now: Time, idle: Duration, rto: Duration, iw: u64) {
@@ -152,18 +170,33 @@ mod tests {
         // pair gains half a segment per RTT where one Reno flow would gain one.
         let mut l = in_avoidance(10);
         let view = [(10 * MSS, ms(50)), (10 * MSS, ms(50))];
+        // cwnd_total / alpha = 20 / 0.5 = 40 ACKs counted, and the 41st grows the window.
         for _ in 0..40 {
             l.on_ack(Time::ZERO, &ack(MSS, 10 * MSS), CoupledView::of(&view));
         }
-        // Four windows of ACKs: 4 · 10 · (0.5 · 1000 · 1000 / 20000) = 1000 bytes.
+        assert_eq!(l.window(), 10 * MSS);
+        l.on_ack(Time::ZERO, &ack(MSS, 10 * MSS), CoupledView::of(&view));
         assert_eq!(l.window(), 11 * MSS);
     }
 
     #[test]
+    fn an_ack_of_two_segments_counts_as_one_ack() {
+        // Linux counts ACKs, not acknowledged segments: 41 ACKs of two segments each grow the
+        // subflow by one segment, as 41 ACKs of one; byte counting would give two.
+        let mut l = in_avoidance(10);
+        let view = [(10 * MSS, ms(50)), (10 * MSS, ms(50))];
+        for _ in 0..41 {
+            l.on_ack(Time::ZERO, &ack(2 * MSS, 10 * MSS), CoupledView::of(&view));
+        }
+        assert_eq!(l.window(), 11 * MSS);
+    }
+
+    /// One segment per window of ACKs, as Reno with one segment per ACK.
+    #[test]
     fn single_subflow_grows_like_reno() {
         let mut l = in_avoidance(10);
         let view = [(10 * MSS, ms(50))];
-        for _ in 0..10 {
+        for _ in 0..11 {
             l.on_ack(Time::ZERO, &ack(MSS, 10 * MSS), CoupledView::of(&view));
         }
         assert_eq!(l.window(), 11 * MSS);
@@ -171,23 +204,18 @@ mod tests {
 
     #[test]
     fn increase_capped_by_the_uncoupled_reno_increase() {
-        // A big window on a slow path beside a small, much faster one: alpha·MSS/total exceeds
-        // MSS/cwnd_i, so the big subflow may grow no faster than a single TCP would (RFC 6356
-        // §3, the min()).
+        // A big window on a slow path beside a small, much faster one: cwnd_total / alpha is
+        // below cwnd_i, so the big subflow may grow no faster than a single TCP would (RFC 6356
+        // §3, the min(); Linux's max of the two ACK counts): one segment per cwnd_i + 1 ACKs.
         let mut l = in_avoidance(100);
         let view = [(2 * MSS, ms(10)), (100 * MSS, ms(1000))];
         let (a, total) = alpha(&view).unwrap();
-        assert!(a * MSS as f64 / total > MSS as f64 / (100 * MSS) as f64);
-        // The uncoupled per-ACK increase MSS·bytes_acked/cwnd_i, applied ACK by ACK.
-        let (mut w, mut carry) = (100.0 * MSS as f64, 0.0);
+        assert!(total / MSS as f64 / a < 100.0);
         for _ in 0..100 {
             l.on_ack(Time::ZERO, &ack(MSS, 100 * MSS), CoupledView::of(&view));
-            carry += (MSS * MSS) as f64 / w;
-            let whole = (carry + 1e-9_f64).floor();
-            carry -= whole;
-            w += whole;
         }
-        assert_eq!(l.window(), w as u64);
-        assert!(l.window() > 100 * MSS + 990, "about one segment per window");
+        assert_eq!(l.window(), 100 * MSS);
+        l.on_ack(Time::ZERO, &ack(MSS, 100 * MSS), CoupledView::of(&view));
+        assert_eq!(l.window(), 101 * MSS);
     }
 }
