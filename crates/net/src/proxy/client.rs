@@ -12,6 +12,7 @@ use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{mpsc, oneshot, Mutex, Semaphore};
 
 use super::auth::{nonce, Psk};
+use super::conn::AppMsg;
 use super::handshake;
 use super::kernel::SocketOpts;
 use super::policy::{self, Policy};
@@ -319,23 +320,54 @@ impl Client {
         let sched = self
             .cfg
             .policy
-            .scheduler_for(&target.host, target.port, peer.port());
-        let sched = server_sched_name(sched, &self.cfg.paths);
-        let tx = match self.session().await {
-            Ok(tx) => tx,
-            Err(e) => {
-                let _ = s.write_all(&socks::reply(socks::NETWORK_UNREACHABLE)).await;
+            .scheduler_for(&target.host, target.port, peer.port())
+            .to_string();
+        let opened = match self.open_conn(&target.host, target.port, &sched).await {
+            Ok(o) => o,
+            Err((code, e)) => {
+                let _ = s.write_all(&socks::reply(code)).await;
                 return Err(e);
             }
         };
+        s.write_all(&socks::reply(opened.status))
+            .await
+            .map_err(|e| format!("socks {peer}: {e}"))?;
+        if opened.status != socks::SUCCEEDED {
+            return Ok(());
+        }
+        start_app(
+            opened.conn,
+            s,
+            opened.credit,
+            opened.from_session,
+            opened.tx,
+        );
+        Ok(())
+    }
+
+    /// Open one multipath connection to `host:port` with scheduler `sched` (a client path
+    /// name where it takes one) on the shared session, or a fresh one: the server's SOCKS5
+    /// status, and the session's side of the connection. `Err` carries the SOCKS5 code to
+    /// answer with and the reason.
+    pub(crate) async fn open_conn(
+        &self,
+        host: &str,
+        port: u16,
+        sched: &str,
+    ) -> Result<OpenedConn, (u8, String)> {
+        let sched = server_sched_name(sched, &self.cfg.paths);
+        let tx = self
+            .session()
+            .await
+            .map_err(|e| (socks::NETWORK_UNREACHABLE, e))?;
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let (to_app, from_session) = mpsc::unbounded_channel();
         let credit = Arc::new(Semaphore::new(self.cfg.session.send_buffer as usize));
         let (reply_tx, reply_rx) = oneshot::channel();
         let open = Event::AppOpen {
             conn,
-            host: target.host.clone(),
-            port: target.port,
+            host: host.to_string(),
+            port,
             sched,
             io: AppIo {
                 to_app,
@@ -344,23 +376,30 @@ impl Client {
             reply: reply_tx,
         };
         if tx.send(open).await.is_err() {
-            let _ = s.write_all(&socks::reply(socks::GENERAL_FAILURE)).await;
-            return Err("session ended".into());
+            return Err((socks::GENERAL_FAILURE, "session ended".into()));
         }
         let status = tokio::time::timeout(Duration::from_secs(30), reply_rx)
             .await
             .ok()
             .and_then(Result::ok)
             .unwrap_or(socks::TTL_EXPIRED);
-        s.write_all(&socks::reply(status))
-            .await
-            .map_err(|e| format!("socks {peer}: {e}"))?;
-        if status != socks::SUCCEEDED {
-            return Ok(());
-        }
-        start_app(conn, s, credit, from_session, tx);
-        Ok(())
+        Ok(OpenedConn {
+            status,
+            conn,
+            tx,
+            from_session,
+            credit,
+        })
     }
+}
+
+/// A connection [`Client::open_conn`] opened: the server's answer and the session's side.
+pub(crate) struct OpenedConn {
+    pub status: u8,
+    pub conn: u32,
+    pub tx: mpsc::Sender<Event>,
+    pub from_session: mpsc::UnboundedReceiver<AppMsg>,
+    pub credit: Arc<Semaphore>,
 }
 
 #[cfg(test)]

@@ -48,6 +48,8 @@ pub struct Conn {
     pub records_by_path: Vec<u64>,
     /// Payload bytes sent per path, resent records included (DESIGN.md's `bytes_by_path`).
     pub bytes_by_path: Vec<u64>,
+    /// Chunks the application closed with the hint API.
+    pub chunks_hinted: u64,
     pub label: String,
 }
 
@@ -79,13 +81,17 @@ impl Conn {
             failover: VecDeque::new(),
             records_by_path: vec![0; npaths],
             bytes_by_path: vec![0; npaths],
+            chunks_hinted: 0,
             label,
         }
     }
 
-    /// Queue application bytes (non-API mode of §5: the meta buffer is the chunk).
-    pub fn push_app(&mut self, data: &[u8]) {
-        let n = self.meta.write(data.len() as u64, false);
+    /// Append application bytes to the meta buffer. Without hints (the non-API mode of §5)
+    /// the meta buffer is the chunk; `end_of_chunk` closes the chunk after them (the hint
+    /// API, [`super::api`]).
+    pub fn push_app(&mut self, data: &[u8], end_of_chunk: bool) {
+        let n = self.meta.write(data.len() as u64, end_of_chunk);
+        self.chunks_hinted += u64::from(end_of_chunk);
         debug_assert_eq!(
             n,
             data.len() as u64,
@@ -163,7 +169,7 @@ mod tests {
     fn written_bytes_payload_is_the_segments_slice() {
         let mut c = conn();
         let data: Vec<u8> = (0..250u32).map(|i| i as u8).collect();
-        c.push_app(&data);
+        c.push_app(&data, false);
         let mut out = Vec::new();
         assert_eq!(c.payload(1, &mut out), Some(100));
         assert_eq!(out, &data[100..200]);
@@ -172,7 +178,7 @@ mod tests {
     #[test]
     fn sacked_range_marks_only_whole_segments_received() {
         let mut c = conn();
-        c.push_app(&[0; 400]);
+        c.push_app(&[0; 400], false);
         for n in 0..4 {
             c.meta.on_transmit(n, 0, Time::ZERO);
         }
@@ -185,7 +191,7 @@ mod tests {
     fn data_ack_frees_bytes_and_shifts_payloads() {
         let mut c = conn();
         let data: Vec<u8> = (0..300u32).map(|i| i as u8).collect();
-        c.push_app(&data);
+        c.push_app(&data, false);
         assert_eq!(c.on_ack(200, 10_000, &[]), 200);
         let mut out = Vec::new();
         assert_eq!(c.payload(2, &mut out), Some(200));

@@ -2,6 +2,7 @@
 //! SOCKS5 ingress, the schedulers of `mpsched-core` unchanged.
 
 pub mod allow;
+pub mod api;
 pub mod auth;
 pub mod client;
 pub mod conn;

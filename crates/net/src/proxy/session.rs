@@ -203,6 +203,8 @@ pub enum Event {
     AppData {
         conn: u32,
         data: Vec<u8>,
+        /// The chunk hint (Guo et al., MobiCom 2017, §5): these bytes end a chunk.
+        end_of_chunk: bool,
     },
     AppEof {
         conn: u32,
@@ -425,9 +427,13 @@ impl Session {
                 }
                 Err(status) => self.send_control(&Frame::Opened { conn, status }),
             },
-            Event::AppData { conn, data } => {
+            Event::AppData {
+                conn,
+                data,
+                end_of_chunk,
+            } => {
                 if let Some(c) = self.conns.get_mut(&conn) {
-                    c.push_app(&data);
+                    c.push_app(&data, end_of_chunk);
                 }
             }
             Event::AppEof { conn } => {
@@ -658,6 +664,7 @@ impl Session {
                     "duplicate_bytes_received": c.reasm.duplicate_bytes,
                     "records_by_path": c.records_by_path,
                     "bytes_by_path": c.bytes_by_path,
+                    "chunks_hinted": c.chunks_hinted,
                 })
                 .to_string(),
             );
@@ -985,7 +992,12 @@ pub async fn read_app(
             Ok(n) => {
                 credit.add_permits(APP_READ - n);
                 let data = buf[..n].to_vec();
-                if tx.send(Event::AppData { conn, data }).await.is_err() {
+                let data = Event::AppData {
+                    conn,
+                    data,
+                    end_of_chunk: false,
+                };
+                if tx.send(data).await.is_err() {
                     return;
                 }
             }
