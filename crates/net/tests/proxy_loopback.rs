@@ -165,6 +165,28 @@ fn source_server(n: usize) -> u16 {
     port
 }
 
+/// `ss` (iproute2) kills subflow sockets in the tests that need one to fail; without it they
+/// say they skipped.
+fn have_ss() -> bool {
+    let ok = Command::new("ss").arg("-V").output().is_ok();
+    if !ok {
+        eprintln!("skipped: ss (iproute2) not installed; it kills the subflow socket");
+    }
+    ok
+}
+
+/// Kill the established subflow from source address `src` to the server proxy (`ss -K`).
+fn kill_subflow(server: SocketAddr, src: &str) {
+    let filter = format!("dport = :{} and src {src}", server.port());
+    let out = Command::new("ss")
+        .args(["-K", "-tn", "state", "established"])
+        .arg(&filter)
+        .output()
+        .unwrap();
+    let killed = String::from_utf8_lossy(&out.stdout);
+    assert!(killed.contains(src), "ss -K killed nothing: {killed}");
+}
+
 fn scheduler_names() -> Vec<&'static str> {
     mpsched_core::sched::SCHEDULERS
         .iter()
@@ -249,8 +271,7 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
 
 #[test]
 fn backup_path_carries_the_transfer_when_the_primary_is_killed() {
-    if Command::new("ss").arg("-V").output().is_err() {
-        eprintln!("skipped: ss (iproute2) not installed; it kills the subflow socket");
+    if !have_ss() {
         return;
     }
     const N: usize = 16 << 20;
@@ -268,20 +289,12 @@ fn backup_path_carries_the_transfer_when_the_primary_is_killed() {
     let mut got = vec![0u8; 1 << 20];
     s.read_exact(&mut got).unwrap();
     // Kill the primary's subflow (source 127.0.0.2): the server's downlink moves to p1.
-    let filter = format!("dport = :{} and src 127.0.0.2", pair.server.port());
-    let out = Command::new("ss")
-        .args(["-K", "-tn", "state", "established"])
-        .arg(&filter)
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&out.stdout).contains("127.0.0.2"),
-        "ss -K killed nothing"
-    );
+    kill_subflow(pair.server, "127.0.0.2");
     s.read_to_end(&mut got).unwrap();
     assert!(got == pattern(N, 7), "{} bytes, differ", got.len());
-    s.shutdown(std::net::Shutdown::Write).unwrap(); // the connection ends: stats are written
-                                                    // The server's record of the download: the backup path carried part of it.
+    // The connection ends, so the server writes its stats: the backup path carried part of
+    // the download.
+    s.shutdown(std::net::Shutdown::Write).unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     let line = loop {
         if let Some(l) = stats_line(&stats, "backup") {
@@ -298,8 +311,7 @@ fn backup_path_carries_the_transfer_when_the_primary_is_killed() {
 
 #[test]
 fn killed_subflow_mid_transfer_connection_survives_on_other_path() {
-    if Command::new("ss").arg("-V").output().is_err() {
-        eprintln!("skipped: ss (iproute2) not installed; it kills the subflow socket");
+    if !have_ss() {
         return;
     }
     const N: usize = 16 << 20;
@@ -314,17 +326,7 @@ fn killed_subflow_mid_transfer_connection_survives_on_other_path() {
     let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
     let mut got = vec![0u8; 1 << 20];
     s.read_exact(&mut got).unwrap();
-    let filter = format!("dport = :{} and src 127.0.0.3", pair.server.port());
-    let out = Command::new("ss")
-        .args(["-K", "-tn", "state", "established"])
-        .arg(&filter)
-        .output()
-        .unwrap();
-    let killed = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        killed.contains("127.0.0.3"),
-        "ss -K killed nothing: {killed}"
-    );
+    kill_subflow(pair.server, "127.0.0.3");
     s.read_to_end(&mut got).unwrap();
     assert_eq!(got.len(), N);
     assert!(
@@ -332,6 +334,7 @@ fn killed_subflow_mid_transfer_connection_survives_on_other_path() {
         "bytes differ after the subflow was killed"
     );
     // The path comes back: the client connects it again (client::RECONNECT, 1 s).
+    let filter = format!("dport = :{} and src 127.0.0.3", pair.server.port());
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let out = Command::new("ss")

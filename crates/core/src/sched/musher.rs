@@ -275,7 +275,7 @@ impl Scheduler for Musher {
 #[cfg(test)]
 mod tests {
     use super::Musher;
-    use crate::sched::minrtt::exchange::{Exchange, MSS};
+    use crate::sched::minrtt::exchange::Exchange;
     use crate::sender::TxKind::{New, Reinject};
     use crate::time::Time;
 
@@ -321,25 +321,8 @@ mod tests {
         assert!(sent.iter().all(|s| s.0 != 1 || s.2 == Reinject), "{sent:?}");
         // ... and once those are acknowledged, path 1 takes new data: path 0, still in
         // loss, has no turn.
-        let (end, ts) = ex
-            .wire
-            .iter()
-            .filter(|(d, _)| d.path == 1)
-            .fold((0, 0), |(e, t), (d, _)| (e.max(d.end()), t.max(d.ts_val)));
-        let ack = crate::packet::Ack {
-            path: 1,
-            ack: end,
-            sack: Default::default(),
-            nsack: 0,
-            data_ack: 4 * MSS,
-            rwnd: 100_000 * MSS,
-            ts_ecr: ts,
-            ts_val: 0,
-            owd_echo: None,
-        };
         ex.now = rto + crate::time::Duration::from_millis(10);
-        let now = ex.now;
-        ex.conn.handle_input(now, &ack);
+        ex.ack(1, 4, 100_000);
         let sent = ex.send();
         assert!(
             sent.iter().any(|s| s.0 == 1 && s.2 == New),
