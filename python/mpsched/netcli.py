@@ -52,8 +52,9 @@ def emu_up(
         bool,
         typer.Option(
             "--transport",
-            help="Also set SCENARIO's [transport] on the end hosts (sysctls, route attributes), "
-            "as `mpsched kernel` does, for the TCP connections of programs you run there.",
+            help="Also set SCENARIO's transport table on the end hosts (sysctls, route "
+            "attributes), as `mpsched kernel` does, for the TCP connections of programs you run "
+            "there.",
         ),
     ] = False,
 ) -> None:
