@@ -275,11 +275,17 @@ impl RecvBuffer {
         if dsn > self.rcv_nxt {
             // Segments never straddle: a meta segment has fixed boundaries on every path.
             match at {
-                // A longer copy of a segment queued before replaces it (as a map insert did).
-                Ok(i) => self.ofo[i] = (dsn, end, now),
-                Err(i) => self.ofo.insert(i, (dsn, end, now)),
+                // A longer copy of a segment queued before replaces it (as a map insert did);
+                // only its extra bytes are new in the queue.
+                Ok(i) => {
+                    self.ofo_bytes += end - self.ofo[i].1;
+                    self.ofo[i] = (dsn, end, now);
+                }
+                Err(i) => {
+                    self.ofo.insert(i, (dsn, end, now));
+                    self.ofo_bytes += len as u64;
+                }
             }
-            self.ofo_bytes += len as u64;
             self.ofo_max = self.ofo_max.max(self.ofo_bytes);
             // `mptcp_data_queue_ofo`: the buffer follows the out-of-order span at once.
             if let Some(space) = self.drs.map(|d| d.space) {
@@ -323,6 +329,23 @@ mod tests {
         let mut r = RecvBuffer::new(10_000);
         let d = r.on_data(Time(5), 0, 1000);
         assert_eq!((d.bytes, d.upto), (1000, 1000));
+        assert_eq!(r.rwnd(), 10_000);
+    }
+
+    #[test]
+    fn a_longer_copy_counts_only_its_extra_bytes_out_of_order() {
+        let mut r = RecvBuffer::new(10_000);
+        r.on_data(Time(1), 1000, 500);
+        assert_eq!(r.ofo_bytes(), 500);
+        r.on_data(Time(2), 1000, 800);
+        assert_eq!(r.ofo_bytes(), 800);
+        let d = r.on_data(Time(3), 0, 1000);
+        assert_eq!((d.bytes, d.upto), (1800, 1800));
+        assert_eq!(
+            r.ofo_bytes(),
+            0,
+            "nothing left counted once all is delivered"
+        );
         assert_eq!(r.rwnd(), 10_000);
     }
 
