@@ -104,6 +104,7 @@ def test_emu_up_transport_sets_the_end_hosts_and_refuses_socket_options(tmp_path
     up = run_cli(
         "emu", "up", wifi_lte, "--id", "tt1", "-d", "--transport",
         "--set", "transport.slow_start_after_idle=false", "--set", "transport.init_cwnd=4",
+        "--set", "transport.delayed_ack=false",
     )  # fmt: skip
     assert up.returncode == 0, up.stderr
     try:
@@ -117,6 +118,12 @@ def test_emu_up_transport_sets_the_end_hosts_and_refuses_socket_options(tmp_path
             ["ip", "-n", "mps-tt1-s", "route", "show"], capture_output=True, text=True
         ).stdout
         assert "initcwnd 4" in routes, routes
+        # Delayed ACKs off: the client (the receiver) acknowledges every segment.
+        client_routes = subprocess.run(
+            ["ip", "-n", "mps-tt1-c", "route", "show", "table", "all"],
+            capture_output=True, text=True,
+        ).stdout  # fmt: skip
+        assert "quickack 1" in client_routes, client_routes
     finally:
         down = run_cli("emu", "down", "tt1")
     assert down.returncode == 0, down.stderr
