@@ -187,6 +187,17 @@ fn kill_subflow(server: SocketAddr, src: &str) {
     assert!(killed.contains(src), "ss -K killed nothing: {killed}");
 }
 
+/// Fetch all of `port`'s source through the pair, killing the subflow from `src` once the
+/// first MiB has arrived; the stream (still open for writing) and every byte read.
+fn fetch_killing_subflow(pair: &Pair, port: u16, src: &str) -> (TcpStream, Vec<u8>) {
+    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
+    let mut got = vec![0u8; 1 << 20];
+    s.read_exact(&mut got).unwrap();
+    kill_subflow(pair.server, src);
+    s.read_to_end(&mut got).unwrap();
+    (s, got)
+}
+
 fn scheduler_names() -> Vec<&'static str> {
     mpsched_core::sched::SCHEDULERS
         .iter()
@@ -285,12 +296,8 @@ fn backup_path_carries_the_transfer_when_the_primary_is_killed() {
         &["--allow", "127.0.0.0/8", "--stats", stats.to_str().unwrap()],
         &["--policy", pf.to_str().unwrap()],
     );
-    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
-    let mut got = vec![0u8; 1 << 20];
-    s.read_exact(&mut got).unwrap();
     // Kill the primary's subflow (source 127.0.0.2): the server's downlink moves to p1.
-    kill_subflow(pair.server, "127.0.0.2");
-    s.read_to_end(&mut got).unwrap();
+    let (s, got) = fetch_killing_subflow(&pair, port, "127.0.0.2");
     assert!(got == pattern(N, 7), "{} bytes, differ", got.len());
     // The connection ends, so the server writes its stats: the backup path carried part of
     // the download.
@@ -323,11 +330,7 @@ fn killed_subflow_mid_transfer_connection_survives_on_other_path() {
         &["--allow", "127.0.0.0/8"],
         &["--policy", pf.to_str().unwrap()],
     );
-    let mut s = socks_connect(pair.socks, "localhost", port).unwrap();
-    let mut got = vec![0u8; 1 << 20];
-    s.read_exact(&mut got).unwrap();
-    kill_subflow(pair.server, "127.0.0.3");
-    s.read_to_end(&mut got).unwrap();
+    let (_, got) = fetch_killing_subflow(&pair, port, "127.0.0.3");
     assert_eq!(got.len(), N);
     assert!(
         got == pattern(N, 7),

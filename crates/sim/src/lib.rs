@@ -230,20 +230,13 @@ fn build_scheduler(sc: &Scenario, name: &str) -> Result<Box<dyn sched::Scheduler
     let names: Vec<String> = sc.paths.iter().map(|p| p.name.clone()).collect();
     let caps = path_capacities(sc)?;
     // `backup` alone takes its backup paths from the scenario's `backup = true` marks.
-    let marked: Vec<&str> = sc
+    let marked = sc
         .paths
         .iter()
         .filter(|p| p.backup)
-        .map(|p| p.name.as_str())
-        .collect();
-    if name == "backup" && !marked.is_empty() {
-        return Ok(sched::build(
-            &format!("backup:{}", marked.join(",")),
-            &names,
-            &caps,
-        )?);
-    }
-    Ok(sched::build(name, &names, &caps)?)
+        .map(|p| p.name.as_str());
+    let name = sched::backup::with_marked_paths(name, marked);
+    Ok(sched::build(&name, &names, &caps)?)
 }
 
 /// All scheduler names `run` accepts (besides parameterized forms like `single:NAME`).

@@ -19,6 +19,18 @@ use crate::sched::common::{minrtt_with_space, stuck_on};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
 
+/// `backup` alone means "backup on the marked paths" (a scenario's `backup = true`, the
+/// proxy's `--path NAME=...,backup`): `backup:NAME[,NAME]` when any path is marked. Any other
+/// name, or `backup` with no mark, is returned as it is, for [`crate::sched::build`] to judge.
+pub fn with_marked_paths<'a>(sched: &str, marked: impl IntoIterator<Item = &'a str>) -> String {
+    let marked: Vec<&str> = marked.into_iter().collect();
+    if sched == "backup" && !marked.is_empty() {
+        format!("backup:{}", marked.join(","))
+    } else {
+        sched.to_string()
+    }
+}
+
 #[derive(Debug)]
 pub struct Backup {
     backup: Vec<bool>,
@@ -94,15 +106,8 @@ mod tests {
         let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
         ex.at(0).write(20);
         ex.send();
-        // No ACK: at 1 s (no RTT sample yet) Linux's tail-loss probe fires first and resends
-        // p0's last segment (`tcp_schedule_loss_probe`); p0's RTO follows it.
-        ex.at(1_000);
-        let now = ex.now;
-        ex.conn.handle_timeout(now);
-        ex.send();
-        let rto = ex.conn.poll_timeout().expect("p0's RTO is armed");
-        ex.now = rto;
-        ex.conn.handle_timeout(rto);
+        // No ACK: the tail-loss probe resends p0's last segment first; p0's RTO follows it.
+        ex.fire_loss_probe().fire_rto();
         let sent = ex.send();
         let on_backup: Vec<_> = sent.iter().filter(|s| s.0 == 1).copied().collect();
         assert_eq!(
@@ -122,10 +127,7 @@ mod tests {
         let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
         ex.at(0).write(20);
         ex.send();
-        ex.at(1_000);
-        let now = ex.now;
-        ex.conn.handle_timeout(now);
-        ex.send();
+        ex.fire_loss_probe();
         // p0's retransmission arrives and the receiver acknowledges everything p0 carried: the
         // loss state ends.
         let (end, ts) = ex

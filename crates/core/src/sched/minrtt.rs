@@ -225,6 +225,24 @@ pub(crate) mod exchange {
             self
         }
 
+        /// Nothing acknowledged so far: at 1 s (no RTT sample yet) Linux's tail-loss probe
+        /// fires (`tcp_schedule_loss_probe`) and its retransmission is sent.
+        pub fn fire_loss_probe(&mut self) -> &mut Self {
+            self.at(1_000);
+            let now = self.now;
+            self.conn.handle_timeout(now);
+            self.send();
+            self
+        }
+
+        /// The armed retransmission timeout fires (the clock moves to it); returns its time.
+        pub fn fire_rto(&mut self) -> Time {
+            let rto = self.conn.poll_timeout().expect("an RTO is armed");
+            self.now = rto;
+            self.conn.handle_timeout(rto);
+            rto
+        }
+
         pub fn cwnd_segs(&self, p: PathId) -> u64 {
             self.conn.subflows()[p as usize].cwnd() / MSS
         }

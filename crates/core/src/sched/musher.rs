@@ -309,13 +309,7 @@ mod tests {
         ex.at(0).write(300);
         let sent = ex.send();
         assert!(sent.iter().all(|s| s.0 == 0), "{sent:?}");
-        ex.at(1_000);
-        let now = ex.now;
-        ex.conn.handle_timeout(now);
-        ex.send();
-        let rto = ex.conn.poll_timeout().expect("path 0's RTO is armed");
-        ex.now = rto;
-        ex.conn.handle_timeout(rto);
+        let rto = ex.fire_loss_probe().fire_rto();
         // Path 1 resends what path 0 held (the meta level's reinjection, any scheduler)...
         let sent = ex.send();
         assert!(sent.iter().all(|s| s.0 != 1 || s.2 == Reinject), "{sent:?}");

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use mpsched_core::sched::backup::with_marked_paths;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{mpsc, oneshot, Mutex, Semaphore};
@@ -15,7 +16,7 @@ use super::auth::{nonce, Psk};
 use super::conn::AppMsg;
 use super::handshake;
 use super::kernel::SocketOpts;
-use super::policy::{self, Policy};
+use super::policy::Policy;
 use super::session::{read_subflow, start_app, AppIo, Event, Session, SessionConfig};
 use super::socks;
 use super::wire::Hello;
@@ -224,7 +225,7 @@ pub fn server_sched_name(sched: &str, paths: &[PathSpec]) -> String {
             .position(|p| p.name == name)
             .map_or_else(|| name.to_string(), |i| format!("p{i}"))
     };
-    let sched = policy::with_backup_marks(
+    let sched = with_marked_paths(
         sched,
         paths.iter().filter(|p| p.backup).map(|p| p.name.as_str()),
     );

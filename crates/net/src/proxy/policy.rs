@@ -17,6 +17,7 @@
 
 use serde::Deserialize;
 
+use mpsched_core::sched::backup::with_marked_paths;
 use mpsched_core::sched::{build, SchedError};
 
 /// The scheduler when no policy file is given (Guo et al., MobiCom 2017, §7.1: DEMS-F).
@@ -53,17 +54,6 @@ impl Default for Policy {
     }
 }
 
-/// `backup` alone means "backup on the paths marked backup": `backup:NAME[,NAME]` when any
-/// is marked; any other name is returned as it is.
-pub fn with_backup_marks<'a>(sched: &str, marked: impl Iterator<Item = &'a str>) -> String {
-    let marked: Vec<&str> = marked.collect();
-    if sched == "backup" && !marked.is_empty() {
-        format!("backup:{}", marked.join(","))
-    } else {
-        sched.to_string()
-    }
-}
-
 impl Policy {
     /// Parse and check every scheduler name against the client's paths (`backup_paths`: the
     /// names marked `,backup`).
@@ -88,7 +78,7 @@ impl Policy {
     ) -> Result<(), String> {
         let caps = vec![0.0; path_names.len()];
         let builds = |name: &str| {
-            let name = with_backup_marks(name, backup_paths.iter().copied());
+            let name = with_marked_paths(name, backup_paths.iter().copied());
             build(&name, path_names, &caps)
                 .map(|_| ())
                 .map_err(|e| match e {
