@@ -118,8 +118,10 @@ fn receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c() {
 /// `B_f (OWD_s − OWD_f)`: averaged from 5 adjust intervals `(RTT_s + RTT_f)/2` after the change
 /// over the next 2 s, it is within 10% of Eq. 2 evaluated with the fast path's payload capacity
 /// and the smoothed RTTs sampled at the same instants (one-way delays as half of them, §4).
+///
+/// Measured +415.9% (594.5 vs 115.2 segments) until gap samples taken while a loss was being
+/// repaired were left out (`stms_a.rs`); +0.2% since.
 #[test]
-#[ignore = "measured on 5a2d53e (Linux CUBIC, MPTCP push cuts): gap 594.5 vs Eq. 2's 115.2 (+415.9%); needs within 15%"]
 fn stms_a_gap_converges_to_eq2_after_a_delay_change() {
     let (rate, change_at) = (30e6, 10.0);
     let sc = Scenario {

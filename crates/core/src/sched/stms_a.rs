@@ -18,12 +18,20 @@
 //! segment stuck behind it and overshoot; an EWMA carried across intervals would keep pushing
 //! after the gap has been corrected. The gap starts at 0 (MinRTT's behaviour) and is learned.
 //!
+//! Losses are not gaps (ours): a left edge held because its subflow was repairing a loss (the
+//! subflow detected a loss while the segment was unacknowledged there) says nothing about the
+//! gap, and
+//! counting it drove the gap to 5x Eq. 2 in slow start and kept it there for seconds
+//! (`stms_a_gap_converges_to_eq2_after_a_delay_change`, crates/sim/tests/stms.rs). Such
+//! samples are skipped, as Karn and Partridge skip RTT samples of retransmitted segments.
+//!
 //! More than two subflows (ours): one gap per slow subflow; a `+` sample goes to the subflow
 //! that sent the late left edge, a `−` sample to the subflow that sent the earliest slow segment
 //! still unacknowledged (the one that arrived early).
 
 use std::collections::VecDeque;
 
+use crate::meta::send::SegNo;
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::common::fastest;
 use crate::sched::stms_c::slide_together;
@@ -32,6 +40,16 @@ use crate::time::{Duration, Time};
 
 /// Weight of a new `delta_gap` sample in the per-interval EWMA.
 pub const EWMA_WEIGHT: f64 = 0.25;
+
+/// One assignment: which subflow got which segment.
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    seg: SegNo,
+    dsn: u64,
+    path: PathId,
+    /// Its subflow detected a loss while this segment was still unacknowledged there.
+    held_by_loss: bool,
+}
 
 #[derive(Debug, Default)]
 pub struct StmsA {
@@ -42,8 +60,10 @@ pub struct StmsA {
     interval_start: Option<Time>,
     /// Data-ACK before the latest one.
     data_ack: u64,
-    /// DSNs of segments handed to slow subflows, ascending, with the subflow.
-    slow_sent: VecDeque<(u64, PathId)>,
+    /// Segments handed to slow subflows, ascending DSN.
+    slow_sent: VecDeque<Sent>,
+    /// Segments handed to the fast subflow, ascending DSN.
+    fast_sent: VecDeque<Sent>,
     /// The subflow that is fast now (the lowest smoothed RTT).
     fast: PathId,
 }
@@ -94,32 +114,50 @@ impl StmsA {
         let mss = ctx.meta().mss() as u64;
         let old = self.data_ack;
         let acked = (data_ack.saturating_sub(old) + mss / 2) / mss;
+        // A left edge held by a loss repair (see `on_loss`) is a loss, not out-of-order
+        // arrival: no sample (ours — Karn and Partridge's rule for RTT samples, SIGCOMM 1987,
+        // applied to gap samples; a fast-path loss otherwise reads as "gap too big" and a
+        // slow-path loss as "gap too small" by everything delivered meanwhile).
         if acked > 2 {
-            let slow_left_edge = self
-                .slow_sent
-                .iter()
-                .find(|&&(d, _)| d >= old)
-                .filter(|&&(d, _)| d == old)
-                .map(|&(_, p)| p);
-            match slow_left_edge {
-                Some(p) => self.sample(p, acked as f64),
-                None => {
-                    let p = self
-                        .slow_sent
-                        .iter()
-                        .find(|&&(d, _)| d >= old)
-                        .map(|&(_, p)| p)
+            let first_slow = self.slow_sent.iter().find(|s| s.dsn >= old).copied();
+            match first_slow {
+                Some(s) if s.dsn == old => {
+                    if !s.held_by_loss {
+                        self.sample(s.path, acked as f64);
+                    }
+                }
+                _ => {
+                    let fast = self.fast_sent.iter().find(|s| s.dsn >= old).copied();
+                    let held_by_loss = fast.is_some_and(|f| f.dsn == old && f.held_by_loss);
+                    let p = first_slow
+                        .map(|s| s.path)
                         .or_else(|| ctx.by_srtt().get(1).copied());
-                    if let Some(p) = p.filter(|&p| p != self.fast) {
+                    if let Some(p) = p.filter(|&p| p != self.fast && !held_by_loss) {
                         self.sample(p, -(acked as f64));
                     }
                 }
             }
         }
-        while self.slow_sent.front().is_some_and(|&(d, _)| d < data_ack) {
-            self.slow_sent.pop_front();
+        for q in [&mut self.slow_sent, &mut self.fast_sent] {
+            while q.front().is_some_and(|s| s.dsn < data_ack) {
+                q.pop_front();
+            }
         }
         self.data_ack = data_ack;
+    }
+
+    /// Subflow `p` detected a loss (recovery or a timeout). Its segments not yet acknowledged
+    /// there are held by it: the lost segment is at or after the subflow's left edge, and a
+    /// segment before it would have been acknowledged by the ACKs that revealed the loss, so
+    /// every unacknowledged one is either lost or waits behind the hole (in-order delivery per
+    /// subflow).
+    fn on_loss(&mut self, ctx: &SchedCtx<'_>, p: PathId) {
+        let meta = ctx.meta();
+        for q in [&mut self.slow_sent, &mut self.fast_sent] {
+            for s in q.iter_mut().filter(|s| s.path == p && !s.held_by_loss) {
+                s.held_by_loss = meta.seg(s.seg).is_some_and(|r| !r.received);
+            }
+        }
     }
 }
 
@@ -133,18 +171,34 @@ impl Scheduler for StmsA {
         let gaps = self.gap;
         let a = slide_together(ctx, &mut |_, _, slow| gaps[slow as usize].round() as u64)?;
         self.fast = fastest(ctx)?;
-        if a.path != self.fast {
-            if let Some(rec) = ctx.meta().seg(a.seg) {
-                self.slow_sent.push_back((rec.dsn, a.path));
+        if let Some(rec) = ctx.meta().seg(a.seg) {
+            let s = Sent {
+                seg: a.seg,
+                dsn: rec.dsn,
+                path: a.path,
+                held_by_loss: false,
+            };
+            // Reinjections (lower DSNs, sent again) are not tracked: the queues stay ascending.
+            let q = if a.path == self.fast {
+                &mut self.fast_sent
+            } else {
+                &mut self.slow_sent
+            };
+            if q.back().is_none_or(|b| b.dsn < s.dsn) {
+                q.push_back(s);
             }
         }
         Some(a)
     }
 
     fn on_event(&mut self, ctx: &mut SchedCtx<'_>, ev: &SchedEvent) {
-        if let SchedEvent::DataAck { data_ack } = *ev {
-            self.on_data_ack(ctx, data_ack);
-            self.maybe_adjust(ctx);
+        match *ev {
+            SchedEvent::DataAck { data_ack } => {
+                self.on_data_ack(ctx, data_ack);
+                self.maybe_adjust(ctx);
+            }
+            SchedEvent::Loss { path } | SchedEvent::Rto { path } => self.on_loss(ctx, path),
+            SchedEvent::Ack { .. } => {}
         }
     }
 
@@ -157,6 +211,7 @@ impl Scheduler for StmsA {
 #[cfg(test)]
 mod tests {
     use crate::sched::minrtt::exchange::Exchange;
+    use crate::subflow::sender::SubflowState;
 
     /// p0 slow (RTT 90 ms), p1 fast (RTT 30 ms), idle with RTT samples after a first round of
     /// two segments each; the fast subflow's window is then 4 segments (slow start).
@@ -197,6 +252,31 @@ mod tests {
         // gap too small by 7. The adjust interval ((90 + 30) / 2 ms) since 90 ms is over.
         ex.at(185).ack(0, 15, 1000);
         assert_eq!(gap_now(&ex), 7.0);
+    }
+
+    #[test]
+    fn slow_left_edge_held_by_a_timeout_is_no_sample() {
+        let mut ex = warmed_up();
+        ex.write(4 + 20);
+        ex.send();
+        ex.at(125).ack(1, 6, 1000);
+        ex.at(126).ack(1, 8, 1000);
+        // Slow segment 8 was lost: the slow subflow's tail-loss probe goes unanswered, it times
+        // out and the segment is sent again. The jump its repair brings is the loss's, not the
+        // gap's.
+        let mut rto = ex.fire_rto();
+        ex.send();
+        while ex.conn.subflows()[0].state() != SubflowState::Loss {
+            assert!(
+                rto.saturating_since(ex.at(0).now).as_secs_f64() < 2.0,
+                "p0 times out"
+            );
+            rto = ex.fire_rto();
+        }
+        ex.send();
+        let rto_ms = rto.saturating_since(ex.at(0).now).as_nanos() / 1_000_000;
+        ex.at(rto_ms + 90).ack(0, 15, 1000);
+        assert_eq!(gap_now(&ex), 0.0);
     }
 
     #[test]
