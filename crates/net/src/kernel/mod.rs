@@ -158,8 +158,17 @@ fn sys_check(r: libc::c_int, what: &str) -> io::Result<()> {
 
 /// The server: accepts connections forever; per request (8-byte size) it records when the
 /// request arrived and sends that many bytes (or, for [`BULK`], until the client closes).
-fn serve(listener: TcpListener, cc: String, nodelay: bool, times: mpsc::Sender<u64>) {
-    let chunk = vec![0x5au8; 1 << 16];
+/// What the server thread reports: a request read (its time, ns) or a connection it saw end.
+enum Served {
+    Request(u64),
+    Closed,
+}
+
+/// Accepts downloads; each connection is served on a thread of its own, so that a previous
+/// connection whose close has not reached the server yet never delays the next one's request
+/// (with one thread, the next request waited in the accept queue until the previous FIN came,
+/// up to an RTO late when the links' restart between repetitions dropped it).
+fn serve(listener: TcpListener, cc: String, nodelay: bool, events: mpsc::Sender<Served>) {
     for conn in listener.incoming() {
         let Ok(mut conn) = conn else { continue };
         if STOP.load(Ordering::Relaxed) {
@@ -169,20 +178,25 @@ fn serve(listener: TcpListener, cc: String, nodelay: bool, times: mpsc::Sender<u
         if nodelay && conn.set_nodelay(true).is_err() {
             continue;
         }
-        let mut req = [0u8; 8];
-        while conn.read_exact(&mut req).is_ok() {
-            let _ = times.send(mono_ns());
-            let mut left = u64::from_be_bytes(req);
-            while left > 0 {
-                let n = left.min(chunk.len() as u64) as usize;
-                if conn.write_all(&chunk[..n]).is_err() {
-                    break;
-                }
-                if left != BULK {
-                    left -= n as u64;
+        let events = events.clone();
+        std::thread::spawn(move || {
+            let chunk = vec![0x5au8; 1 << 16];
+            let mut req = [0u8; 8];
+            while conn.read_exact(&mut req).is_ok() {
+                let _ = events.send(Served::Request(mono_ns()));
+                let mut left = u64::from_be_bytes(req);
+                while left > 0 {
+                    let n = left.min(chunk.len() as u64) as usize;
+                    if conn.write_all(&chunk[..n]).is_err() {
+                        break;
+                    }
+                    if left != BULK {
+                        left -= n as u64;
+                    }
                 }
             }
-        }
+            let _ = events.send(Served::Closed);
+        });
     }
 }
 
@@ -421,8 +435,6 @@ pub fn run(
             return Err(io::Error::new(io::ErrorKind::Interrupted, "interrupted"));
         }
         while rx.try_recv().is_ok() {}
-        // Let the previous connection's FIN exchange finish before the links restart.
-        std::thread::sleep(Duration::from_millis(100));
         let epoch = inst.control.reset();
         let sc2 = sc.clone();
         let mode2 = mode.clone();
@@ -433,7 +445,19 @@ pub fn run(
             .map_err(|_| io::Error::other("client panicked"))??;
         std::thread::sleep(Duration::from_millis(20));
         let snap = inst.control.snapshot();
-        let requests: Vec<u64> = rx.try_iter().collect();
+        let mut requests = Vec::new();
+        // The client has closed; wait until the server has seen it (its FIN arrived), then
+        // one round trip of the slowest path more for the server's FIN and the last ACK, so
+        // that restarting the links drops nothing of this connection.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(Served::Request(t)) => requests.push(t),
+                Ok(Served::Closed) | Err(_) => break,
+            }
+        }
+        std::thread::sleep(Duration::from_secs_f64(settle_s(sc)));
         let v = result(sc, mode, &times, &requests, epoch, &snap);
         progress(&format!(
             "{} rep {}/{}: {:.3} s",
@@ -446,6 +470,16 @@ pub fn run(
     }
     inst.down()?;
     Ok(out)
+}
+
+/// One round trip of the slowest path (queues empty) plus 20 ms, at least 100 ms.
+fn settle_s(sc: &Scenario) -> f64 {
+    let rtt = sc
+        .paths
+        .iter()
+        .map(|p| p.forward.delay_s + p.reverse.delay_s)
+        .fold(0.0, f64::max);
+    (rtt + 0.020).max(0.100)
 }
 
 fn result(
