@@ -261,8 +261,11 @@ def realrun(
     proxy_args: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:
     """`reps` downloads of the scenario's workload through the proxy pair running `scheduler`
-    on the emulated paths; one result per download with `run`'s keys. With shared (warm)
-    subflows, one unmeasured download first warms them unless `warmup` is false.
+    on the emulated paths; one result per download with `run`'s keys. One unmeasured download
+    comes first unless `warmup` is false: with shared subflows it warms them; with fresh ones
+    it lets the client proxy learn that the server holds the key, after which every subflow
+    sends its first records behind its own proof instead of waiting a round trip for the
+    server's (docs/proxy.md).
     `proxy_args` go to both proxies (e.g. `--sndbuf 8388608 --notsent-lowat off`)."""
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ScenarioError(f"reps must be at least 1, got {reps!r}")
@@ -328,7 +331,7 @@ def realrun(
         label = f"{scheduler} (proxy{', fresh subflows' if fresh_subflows else ''})"
         out: list[dict[str, Any]] = []
         seen = 0
-        todo = [-1] * (warmup and not fresh_subflows) + list(range(reps))
+        todo = [-1] * warmup + list(range(reps))
         for rep in todo:
             time.sleep(0.2)  # the previous download's queues drain
             done = subprocess.run(fetch_cmd, capture_output=True, timeout=600)

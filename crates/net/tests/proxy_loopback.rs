@@ -583,6 +583,7 @@ fn hint_api_sends_chunks_through_the_proxy() {
                 stats: Some(stats_tx),
                 ..SessionConfig::default()
             },
+            key_verified: Default::default(),
         };
         let client = Client::new(cfg);
         let mut conn = client.open("127.0.0.1", port, "dems-f").await.unwrap();

@@ -210,6 +210,7 @@ async fn run(a: Args) -> Result<(), String> {
             fresh_subflows: a.fresh,
             sock: a.sock,
             session,
+            key_verified: Default::default(),
         };
         let l = tokio::net::TcpListener::bind(cfg.socks)
             .await

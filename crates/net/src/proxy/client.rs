@@ -3,7 +3,7 @@
 //! `--fresh-subflows`.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +17,7 @@ use super::conn::AppMsg;
 use super::handshake;
 use super::kernel::SocketOpts;
 use super::policy::Policy;
-use super::session::{read_subflow, start_app, AppIo, Event, Session, SessionConfig};
+use super::session::{read_subflow, start_app, AppIo, Event, Session, SessionConfig, ShutdownStd};
 use super::socks;
 use super::wire::Hello;
 
@@ -83,14 +83,21 @@ pub struct ClientConfig {
     pub fresh_subflows: bool,
     pub sock: SocketOpts,
     pub session: SessionConfig,
+    /// Set once a full handshake has checked the server's proof: from then on subflows send
+    /// their first records behind the client's proof ([`handshake::client_prove`]).
+    pub key_verified: Arc<AtomicBool>,
 }
 
-/// Open and authenticate one subflow.
+/// A connected subflow, and the server proof still to read when its handshake was pipelined.
+pub type Connected = (TcpStream, Option<handshake::ServerProof>);
+
+/// Open and authenticate one subflow (pipelined once the key is known to be right: the
+/// server's proof is then left for the reader, see [`keep_subflow`]).
 pub async fn connect_subflow(
     cfg: &ClientConfig,
     path: usize,
     session: u64,
-) -> Result<TcpStream, String> {
+) -> Result<Connected, String> {
     let spec = &cfg.paths[path];
     let sock = if cfg.server.is_ipv4() {
         TcpSocket::new_v4()
@@ -120,14 +127,25 @@ pub async fn connect_subflow(
         session,
         nonce: nonce(),
     };
-    tokio::time::timeout(
+    let pipelined = cfg.key_verified.load(Ordering::Relaxed);
+    let timed_out = |_| format!("path {}: authentication timed out", spec.name);
+    let failed = |e| format!("path {}: {e}", spec.name);
+    let pending = tokio::time::timeout(
         Duration::from_secs(10),
-        handshake::client(&mut s, &cfg.psk, &hello),
+        handshake::client_prove(&mut s, &cfg.psk, &hello),
     )
     .await
-    .map_err(|_| format!("path {}: authentication timed out", spec.name))?
-    .map_err(|e| format!("path {}: {e}", spec.name))?;
-    Ok(s)
+    .map_err(timed_out)?
+    .map_err(failed)?;
+    if pipelined {
+        return Ok((s, Some(pending)));
+    }
+    tokio::time::timeout(Duration::from_secs(10), pending.verify(&mut s))
+        .await
+        .map_err(timed_out)?
+        .map_err(failed)?;
+    cfg.key_verified.store(true, Ordering::Relaxed);
+    Ok((s, None))
 }
 
 /// Start a session: every path connects at once and the session starts as soon as the first
@@ -186,12 +204,12 @@ async fn keep_subflow(
     cfg: ClientConfig,
     p: usize,
     session: u64,
-    mut s: Option<TcpStream>,
+    mut s: Option<Connected>,
     tx: mpsc::Sender<Event>,
     mut ready: Option<mpsc::Sender<Result<(), String>>>,
 ) {
     loop {
-        if let Some(stream) = s.take() {
+        if let Some((stream, pending)) = s.take() {
             let stream = Arc::new(stream);
             let up = Event::SubflowUp {
                 path: p as u8,
@@ -204,7 +222,46 @@ async fn keep_subflow(
             if let Some(r) = ready.take() {
                 let _ = r.send(Ok(())).await;
             }
-            read_subflow(p as u8, stream, tx.clone()).await;
+            // A pipelined subflow was usable at once (the session may have queued records on
+            // it); the server's proof comes before any record it reads.
+            let checked = match pending {
+                Some(proof) => {
+                    let got = tokio::time::timeout(
+                        Duration::from_secs(10),
+                        handshake::read_proof(&stream),
+                    )
+                    .await
+                    .unwrap_or_else(|_| Err("authentication timed out".into()));
+                    let name = &cfg.paths[p].name;
+                    match got.map(|g| proof.check(&g)) {
+                        Ok(Ok(())) => Ok(()),
+                        // A proof for another key: the next subflow authenticates in full
+                        // again (a server restarted with another key then gets the one-line
+                        // error of a full handshake).
+                        Ok(Err(e)) => {
+                            cfg.key_verified.store(false, Ordering::Relaxed);
+                            Err(format!("path {name}: {e}"))
+                        }
+                        // Closed before its proof came (a fresh session that ended first).
+                        Err(e) => Err(format!("path {name}: {e}")),
+                    }
+                }
+                None => Ok(()),
+            };
+            match checked {
+                Ok(()) => read_subflow(p as u8, stream, tx.clone()).await,
+                Err(why) => {
+                    let _ = stream.shutdown_std();
+                    if tx.is_closed() {
+                        return; // the session ended before the proof came: nothing lost
+                    }
+                    eprintln!("mpsched-proxy: {why}");
+                    let down = Event::SubflowDown { path: p as u8, why };
+                    if tx.send(down).await.is_err() {
+                        return;
+                    }
+                }
+            }
         }
         tokio::time::sleep(RECONNECT).await;
         if tx.is_closed() {

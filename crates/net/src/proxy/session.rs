@@ -950,7 +950,7 @@ pub async fn read_subflow(path: PathId, stream: Arc<TcpStream>, tx: mpsc::Sender
     let _ = tx.send(Event::SubflowDown { path, why }).await;
 }
 
-trait ShutdownStd {
+pub(crate) trait ShutdownStd {
     fn shutdown_std(&self) -> std::io::Result<()>;
 }
 
