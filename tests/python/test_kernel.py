@@ -156,6 +156,28 @@ def test_backup_flag_sim_matches_kernel_mptcp():
     assert sim_run["download_time_s"] == pytest.approx(kernel_s, rel=0.05)
 
 
+@needs_netns
+def test_every_kernel_repetition_is_a_fresh_download():
+    # Issue 9's bound (download time within 5% of the kernel's) held by each repetition, not
+    # only the median: single-path TCP over LTE at 270 ms is deterministic on the emulator, and
+    # each download must start as the first did. Until 149b8b2 the runner's server read the
+    # previous connection until its FIN came, and restarting the links between repetitions
+    # could drop that FIN on the 270 ms path, so the next request waited an RTO: 14 of 15
+    # downloads of 256 KiB took 2.05 s, the first 1.67 s (the simulator: 1.673 s).
+    sets = ("--set", "path.lte.rtt=270ms", "--set", "workload.size=256KiB")
+    sim = run_cli("run", EXAMPLES / "wifi-lte.toml", *sets, "-s", "single:lte", "--json")
+    assert sim.returncode == 0, sim.stderr
+    sim_run = json.loads(sim.stdout)
+    sim_s = (sim_run["runs"][0] if "runs" in sim_run else sim_run)["download_time_s"]
+    kern = run_cli(
+        "kernel", EXAMPLES / "wifi-lte.toml", *sets, "--mode", "tcp:lte", "--reps", "3", "--json"
+    )
+    assert kern.returncode == 0, kern.stderr
+    times = [r["download_time_s"] for r in json.loads(kern.stdout)["runs"]]
+    for t in times:
+        assert t == pytest.approx(sim_s, rel=0.05), (times, sim_s)
+
+
 @pytest.fixture(scope="module")
 def quick_fidelity(tmp_path_factory):
     db = tmp_path_factory.mktemp("fidelity") / "f.db"
