@@ -457,6 +457,15 @@ pub fn run(
                 Ok(Served::Closed) | Err(_) => break,
             }
         }
+        // MPTCP closes its subflows after the connection-level close; wait (at most 3 s)
+        // until none of this download's sockets is left but TIME_WAIT, or the next
+        // repetition's links would still carry this one's FINs.
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while std::time::Instant::now() < deadline
+            && open_sockets(&t.ns(Role::Client)).unwrap_or(0) > 0
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
         std::thread::sleep(Duration::from_secs_f64(settle_s(sc)));
         let v = result(sc, mode, &times, &requests, epoch, &snap);
         progress(&format!(
@@ -470,6 +479,27 @@ pub fn run(
     }
     inst.down()?;
     Ok(out)
+}
+
+/// TCP sockets (MPTCP subflows included) in namespace `ns` to or from the server's port that
+/// are neither listening nor in TIME_WAIT (`/proc/thread-self/net/tcp`: the worker thread's
+/// namespace).
+fn open_sockets(ns: &str) -> io::Result<usize> {
+    crate::emu::topo::in_netns(ns, || {
+        let text = std::fs::read_to_string("/proc/thread-self/net/tcp")?;
+        let port = format!(":{PORT:04X}");
+        Ok(text
+            .lines()
+            .skip(1)
+            .filter(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                f.len() > 3
+                    && (f[1].ends_with(&port) || f[2].ends_with(&port))
+                    && f[3] != "06"
+                    && f[3] != "0A"
+            })
+            .count())
+    })
 }
 
 /// One round trip of the slowest path (queues empty) plus 20 ms, at least 100 ms.
