@@ -263,9 +263,7 @@ def realrun(
     """`reps` downloads of the scenario's workload through the proxy pair running `scheduler`
     on the emulated paths; one result per download with `run`'s keys. One unmeasured download
     comes first unless `warmup` is false: with shared subflows it warms them; with fresh ones
-    it lets the client proxy learn that the server holds the key, after which every subflow
-    sends its first records behind its own proof instead of waiting a round trip for the
-    server's (docs/proxy.md).
+    it warms the HTTP server and the hosts' caches, as for the kernel baseline's runs.
     `proxy_args` go to both proxies (e.g. `--sndbuf 8388608 --notsent-lowat off`)."""
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ScenarioError(f"reps must be at least 1, got {reps!r}")

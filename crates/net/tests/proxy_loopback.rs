@@ -371,27 +371,56 @@ fn wrong_psk_client_is_refused_with_one_line() {
         key.to_str().unwrap(),
     ]);
     let bad = psk_file("psk-bad", "the-wrong-key-0123456789");
-    let out = Command::new(BIN)
-        .args([
-            "client",
-            "--server",
-            &addr.to_string(),
-            "--path",
-            "a=127.0.0.2",
-        ])
-        .args([
-            "--socks",
-            "127.0.0.1:0",
-            "--psk-file",
-            bad.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    let last = err.lines().last().unwrap_or("");
-    assert!(last.starts_with("mpsched: error: path a:"), "{err}");
-    assert!(last.contains("wrong key"), "{err}");
+    // At start, with shared subflows and with fresh ones (a probe subflow) alike.
+    for extra in [&[][..], &["--fresh-subflows"][..]] {
+        let out = Command::new(BIN)
+            .args([
+                "client",
+                "--server",
+                &addr.to_string(),
+                "--path",
+                "a=127.0.0.2",
+            ])
+            .args([
+                "--socks",
+                "127.0.0.1:0",
+                "--psk-file",
+                bad.to_str().unwrap(),
+            ])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let out = exits_within(out, Duration::from_secs(20), "client with a wrong key");
+        assert_eq!(out.status.code(), Some(2), "{extra:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.lines().last().unwrap_or("");
+        assert!(
+            last.starts_with("mpsched: error: path a:"),
+            "{extra:?}: {err}"
+        );
+        assert!(last.contains("wrong key"), "{extra:?}: {err}");
+    }
+}
+
+/// The output of `child` once it exits; a test failure (after killing it) if it runs past
+/// `limit`.
+fn exits_within(
+    mut child: std::process::Child,
+    limit: Duration,
+    what: &str,
+) -> std::process::Output {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{what} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 fn rss_kib(pid: u32) -> u64 {

@@ -326,11 +326,29 @@ impl Client {
     }
 
     /// Connect the shared subflows now (warm windows for the first application connection).
+    /// With fresh subflows, authenticate one probe subflow in full and close it: a wrong key
+    /// is refused at start, in one line, as with shared subflows, and every connection's
+    /// subflows can then send their records behind the client's proof
+    /// ([`handshake::client_prove`]). The paths are tried in turn; the first error when none
+    /// comes up.
     pub async fn warm_up(&self) -> Result<(), String> {
-        if self.cfg.fresh_subflows {
-            return Ok(());
+        if !self.cfg.fresh_subflows {
+            return self.session().await.map(|_| ());
         }
-        self.session().await.map(|_| ())
+        let probe = u64::from_be_bytes(nonce()[..8].try_into().expect("8 bytes"));
+        let mut first_err = None;
+        for p in 0..self.cfg.paths.len() {
+            match connect_subflow(&self.cfg, p, probe).await {
+                Ok((s, _)) => {
+                    drop(s);
+                    return Ok(());
+                }
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        Err(first_err.unwrap_or_else(|| "no paths".into()))
     }
 
     /// Serve SOCKS5 on `listener` until `stop` fires; then end the shared session.
