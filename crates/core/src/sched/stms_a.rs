@@ -239,14 +239,21 @@ mod tests {
         assert_eq!(slow.first(), Some(&8), "{sent:?}");
     }
 
-    #[test]
-    fn late_slow_left_edge_grows_the_gap_at_the_interval_end() {
+    /// [`warmed_up`], 20 more segments sent (slow segments from 8 on, gap 0), and the fast
+    /// segments 4..8 arrived and data-ACKed two at a time (no sample): the data-ACK waits at
+    /// slow segment 8.
+    fn fast_acked_up_to_slow_8() -> Exchange {
         let mut ex = warmed_up();
         ex.write(4 + 20);
         ex.send();
-        // The fast segments 4..8 arrive and are data-ACKed two at a time (no sample).
         ex.at(125).ack(1, 6, 1000);
         ex.at(126).ack(1, 8, 1000);
+        ex
+    }
+
+    #[test]
+    fn late_slow_left_edge_grows_the_gap_at_the_interval_end() {
+        let mut ex = fast_acked_up_to_slow_8();
         assert_eq!(gap_now(&ex), 0.0);
         // Slow segment 8 held the left edge; when it arrives the data-ACK jumps 7 segments:
         // gap too small by 7. The adjust interval ((90 + 30) / 2 ms) since 90 ms is over.
@@ -256,11 +263,7 @@ mod tests {
 
     #[test]
     fn slow_left_edge_held_by_a_timeout_is_no_sample() {
-        let mut ex = warmed_up();
-        ex.write(4 + 20);
-        ex.send();
-        ex.at(125).ack(1, 6, 1000);
-        ex.at(126).ack(1, 8, 1000);
+        let mut ex = fast_acked_up_to_slow_8();
         // Slow segment 8 was lost: the slow subflow's tail-loss probe goes unanswered, it times
         // out and the segment is sent again. The jump its repair brings is the loss's, not the
         // gap's.

@@ -109,6 +109,26 @@ mod tests {
         Psk::from_file_contents(s.as_bytes()).unwrap()
     }
 
+    /// A server's side up to the client's proof: the accepted stream, the hello, the nonce it
+    /// sent and the proof it read.
+    async fn until_client_proof(
+        l: &TcpListener,
+    ) -> (
+        TcpStream,
+        [u8; HELLO_LEN],
+        [u8; CHALLENGE_LEN],
+        [u8; PROOF_LEN],
+    ) {
+        let (mut s, _) = l.accept().await.unwrap();
+        let mut h = [0u8; HELLO_LEN];
+        s.read_exact(&mut h).await.unwrap();
+        let ns = nonce();
+        s.write_all(&ns).await.unwrap();
+        let mut proof = [0u8; PROOF_LEN];
+        s.read_exact(&mut proof).await.unwrap();
+        (s, h, ns, proof)
+    }
+
     fn hello() -> Hello {
         Hello {
             flags: 1,
@@ -128,13 +148,7 @@ mod tests {
         let addr = l.local_addr().unwrap();
         let server = tokio::spawn(async move {
             let psk = key("a-shared-key-0123456789");
-            let (mut s, _) = l.accept().await.unwrap();
-            let mut h = [0u8; HELLO_LEN];
-            s.read_exact(&mut h).await.unwrap();
-            let ns = nonce();
-            s.write_all(&ns).await.unwrap();
-            let mut proof = [0u8; PROOF_LEN];
-            s.read_exact(&mut proof).await.unwrap();
+            let (mut s, h, ns, proof) = until_client_proof(&l).await;
             assert!(psk.verify_client(&h, &ns, &proof));
             let mut record = [0u8; 5];
             s.read_exact(&mut record).await.unwrap();
@@ -160,13 +174,7 @@ mod tests {
         let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = l.local_addr().unwrap();
         tokio::spawn(async move {
-            let (mut s, _) = l.accept().await.unwrap();
-            let mut h = [0u8; HELLO_LEN];
-            s.read_exact(&mut h).await.unwrap();
-            let ns = nonce();
-            s.write_all(&ns).await.unwrap();
-            let mut proof = [0u8; PROOF_LEN];
-            s.read_exact(&mut proof).await.unwrap();
+            let (mut s, h, ns, _) = until_client_proof(&l).await;
             let other = key("another-key-0123456789");
             s.write_all(&other.server_proof(&h, &ns)).await.unwrap();
         });
