@@ -506,8 +506,7 @@ def gap_runs(duration: str = "16s") -> list[dict[str, Any]]:
         wide = samples.pivot_table(index="time_s", columns="path", values="srtt_s")
         gap = samples[samples["path"] == 0].set_index("time_s")["gap_segs"]
         # Fast is the lower sRTT at each instant; Eq. 2 with OWD = sRTT / 2.
-        lo, hi = wide.min(axis=1), wide.max(axis=1)
-        eq2 = (b_f * (hi - lo) / 2 / MSS_MPTCP).clip(lower=0)
+        eq2 = _eq2_segments(b_f, wide.min(axis=1) / 2, wide.max(axis=1) / 2)
         frame = pd.DataFrame({"gap_segs": gap, "eq2_segs": eq2}).dropna().reset_index()
         rtts = [0.020, 0.200]
         base_before = _eq2_segments(b_f, rtts[0] / 2, rtts[1] / 2)
@@ -530,9 +529,11 @@ def gap_runs(duration: str = "16s") -> list[dict[str, Any]]:
     return out
 
 
-def _eq2_segments(b_f: float, owd_f: float, owd_s: float) -> float:
-    # Eq. 2: Gap = B_f x (OWD_s - OWD_f), bytes -> segments.
-    return max(0.0, b_f * (owd_s - owd_f)) / MSS_MPTCP
+def _eq2_segments(b_f: float, owd_f: Any, owd_s: Any) -> Any:
+    # Eq. 2: Gap = B_f x (OWD_s - OWD_f), bytes -> segments; scalars or series of OWDs.
+    import numpy as np
+
+    return np.maximum(0.0, b_f * (owd_s - owd_f)) / MSS_MPTCP
 
 
 def stms_fig12_sweeps(ctx: Any) -> list[dict]:

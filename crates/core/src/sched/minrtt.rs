@@ -172,6 +172,11 @@ pub(crate) mod exchange {
             self
         }
 
+        /// Milliseconds from the start to `t` (the inverse of [`Exchange::at`]).
+        pub fn ms_at(t: Time) -> u64 {
+            t.saturating_since(Time(EPOCH)).as_nanos() / 1_000_000
+        }
+
         /// The application writes `segs` segments as one chunk.
         pub fn write(&mut self, segs: u64) -> &mut Self {
             assert_eq!(self.conn.write(segs * MSS, true), segs * MSS);

@@ -21,7 +21,7 @@ use std::os::fd::{AsRawFd, FromRawFd};
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mpsched_sim::scenario::{Scenario, Workload};
 use serde_json::{json, Map, Value};
@@ -449,9 +449,9 @@ pub fn run(
         // The client has closed; wait until the server has seen it (its FIN arrived), then
         // one round trip of the slowest path more for the server's FIN and the last ACK, so
         // that restarting the links drops nothing of this connection.
-        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let left = deadline.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(Served::Request(t)) => requests.push(t),
                 Ok(Served::Closed) | Err(_) => break,
@@ -460,10 +460,8 @@ pub fn run(
         // MPTCP closes its subflows after the connection-level close; wait (at most 3 s)
         // until none of this download's sockets is left but TIME_WAIT, or the next
         // repetition's links would still carry this one's FINs.
-        let deadline = std::time::Instant::now() + Duration::from_secs(3);
-        while std::time::Instant::now() < deadline
-            && open_sockets(&t.ns(Role::Client)).unwrap_or(0) > 0
-        {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline && open_sockets(&t.ns(Role::Client)).unwrap_or(0) > 0 {
             std::thread::sleep(Duration::from_millis(20));
         }
         std::thread::sleep(Duration::from_secs_f64(settle_s(sc)));

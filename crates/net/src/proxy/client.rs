@@ -140,7 +140,7 @@ pub async fn connect_subflow(
     if pipelined {
         return Ok((s, Some(pending)));
     }
-    tokio::time::timeout(Duration::from_secs(10), pending.verify(&mut s))
+    tokio::time::timeout(Duration::from_secs(10), pending.verify(&s))
         .await
         .map_err(timed_out)?
         .map_err(failed)?;

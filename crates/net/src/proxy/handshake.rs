@@ -53,10 +53,8 @@ pub struct ServerProof {
 
 impl ServerProof {
     /// Read the server's proof and check it.
-    pub async fn verify(self, s: &mut TcpStream) -> Result<(), String> {
-        let mut proof = [0u8; PROOF_LEN];
-        s.read_exact(&mut proof).await.map_err(lost)?;
-        self.check(&proof)
+    pub async fn verify(self, s: &TcpStream) -> Result<(), String> {
+        self.check(&read_proof(s).await?)
     }
 
     pub fn check(&self, proof: &[u8; PROOF_LEN]) -> Result<(), String> {
