@@ -6,12 +6,12 @@ PY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test lint build venv bench rust-tools clean readme readme-check
+.PHONY: demo test lint build venv bench rust-tools test-tools clean readme readme-check
 
 demo: build
 	$(VENV)/bin/mpsched compare
 
-test: build lint
+test: build lint test-tools
 	$(CARGO) test --workspace --release
 	$(PY) -m pytest -q
 
@@ -52,6 +52,15 @@ $(VENV)/bin/maturin:
 rust-tools:
 	@rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
 	@rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+
+# Outside programs some tests check our output with: Wireshark's dissector reads `run --pcap`
+# files (tests/python/test_pcap.py). Installed from Debian's packages when we may (root, apt);
+# otherwise those tests skip and say why.
+test-tools:
+	@command -v tshark >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		{ export DEBIAN_FRONTEND=noninteractive; apt-get install -y -qq tshark >/dev/null 2>&1 || \
+		{ apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq tshark >/dev/null 2>&1; }; }; } || \
+		echo "tshark not installed and cannot install it here: the pcap tests will skip"
 
 clean:
 	rm -rf $(VENV) target
