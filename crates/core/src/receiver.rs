@@ -24,6 +24,9 @@ pub struct ReceiverConfig {
     /// does not set SO_RCVBUF.
     pub autotune: bool,
     pub delayed_ack: bool,
+    /// An MPTCP connection (not plain TCP): its window comes from the MPTCP socket's space
+    /// ([`RecvBuffer::set_mptcp`]).
+    pub mptcp: bool,
 }
 
 /// One data arrival, as the receiving application and the metrics see it.
@@ -57,11 +60,16 @@ impl ReceiverConnection {
                 .map(|p| {
                     let mut r = SubflowReceiver::new(p as PathId, cfg.mss, cfg.delayed_ack);
                     r.init_window(initial);
+                    r.set_advmss(cfg.advmss);
                     r
                 })
                 .collect(),
             meta: if cfg.autotune {
-                RecvBuffer::autotuned(cfg.advmss, cfg.recv_buffer)
+                let mut b = RecvBuffer::autotuned(cfg.advmss, cfg.recv_buffer);
+                if cfg.mptcp {
+                    b.set_mptcp();
+                }
+                b
             } else {
                 RecvBuffer::new(cfg.recv_buffer)
             },
@@ -121,10 +129,17 @@ impl ReceiverConnection {
                 let rtt = self.subflows.iter().filter_map(|s| s.rcv_rtt()).max();
                 self.meta.set_rcv_rtt(rtt.map_or(0, |r| r.0));
             }
-            let sf = &mut self.subflows[seg.path as usize];
-            let d = self.meta.on_data(now, seg.dsn, seg.len);
-            sf.grow_window(seg.len, self.meta.window_room());
-            d
+            if self.subflows[seg.path as usize].segments_received() == 1 {
+                // This subflow measured its scaling ratio (`tcp_measure_rcv_mss`).
+                let all = self.subflows.iter().all(|s| s.segments_received() > 0);
+                self.meta.set_subflows_measured(all);
+            }
+            // `tcp_event_data_recv` opens the subflow's window (`tcp_grow_window`) when the
+            // segment is queued, with the room its buffer had before; the MPTCP socket takes
+            // the data and the application reads it (`mptcp_rcv_space_adjust`, which may grow
+            // the buffer) after that.
+            self.subflows[seg.path as usize].grow_window(seg.len, self.meta.window_room());
+            self.meta.on_data(now, seg.dsn, seg.len)
         } else {
             crate::meta::recv::Delivery {
                 bytes: 0,
@@ -186,6 +201,7 @@ mod tests {
             recv_buffer,
             autotune: false,
             delayed_ack: false,
+            mptcp: true,
         })
     }
 

@@ -319,6 +319,7 @@ pub(crate) fn endpoints(
 ) -> (SenderConnection, ReceiverConnection) {
     // A size fixes the buffer; unset, it autotunes up to Linux's `tcp_rmem[2]`.
     let recv_buffer = t.recv_buffer_bytes.unwrap_or(scenario::DEFAULT_RECV_BUFFER);
+    let mptcp = !sched.single_path();
     let mut sender = SenderConnection::new(
         &SenderConfig {
             npaths,
@@ -348,6 +349,7 @@ pub(crate) fn endpoints(
         recv_buffer,
         autotune: t.recv_buffer_bytes.is_none(),
         delayed_ack: t.delayed_ack,
+        mptcp,
     });
     (sender, receiver)
 }

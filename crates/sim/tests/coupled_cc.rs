@@ -190,6 +190,7 @@ fn conn(npaths: usize, cc: CcKind) -> Conn {
             recv_buffer: 16 << 20,
             autotune: false,
             delayed_ack: true,
+            mptcp: true,
         }),
         delivered: 0,
     }

@@ -62,6 +62,13 @@ pub struct RecvBuffer {
     ofo_since: Option<Time>,
     duplicate_bytes: u64,
     ooo_delay: LogHistogram,
+    /// An MPTCP socket's `msk->scaling_ratio` while it is still the default
+    /// ([`DEFAULT_SCALING_RATIO`]); `None` once every subflow has measured its own (or for a
+    /// plain TCP connection, whose window follows its own measured ratio from the first
+    /// segment).
+    msk_default_ratio: bool,
+    /// Every subflow of the connection has received data (and so measured its ratio).
+    subflows_measured: bool,
 }
 
 /// What a data arrival delivered to the application.
@@ -80,6 +87,16 @@ pub struct Delivery {
 /// MPTCP subflow's `rcv_ssthresh` stops growing at 78,971 bytes while `sk_rcvbuf` is 131,072
 /// (`ss -tmi` every ~5 ms in the client namespace), i.e. `tcp_space` = 0.6025 of the buffer.
 pub const SCALING_RATIO: u64 = 154;
+
+/// `TCP_DEFAULT_SCALING_RATIO` (include/net/tcp.h, Linux 6.18): the 50% a socket assumes
+/// before it has measured a received segment's payload against its true size.
+pub const DEFAULT_SCALING_RATIO: u64 = 128;
+
+/// True size of one received full segment (1,420 or 1,448 bytes of payload) behind the
+/// emulator's veth: the MPTCP socket's window of 64,384 bytes while its buffer was 131,072 and
+/// its scaling ratio the default is (131,072 − 2,304) · 128/256, one segment in `sk_rmem_alloc`
+/// when the ACK is built (captured on Linux 6.18, 256 KiB download over WiFi and LTE).
+const RCV_SKB_TRUESIZE: u64 = 2_304;
 
 /// `msk->scaling_ratio`, which turns a window into buffer space when the MPTCP socket grows
 /// (`tcp_space_from_win`). Fitted to Linux 6.18 behind the mpsched emulator: `rcv_space`
@@ -102,7 +119,32 @@ impl RecvBuffer {
             ofo_since: None,
             duplicate_bytes: 0,
             ooo_delay: LogHistogram::new(),
+            msk_default_ratio: false,
+            subflows_measured: true,
         }
+    }
+
+    /// The buffer of an MPTCP socket (Linux 6.18). Its window is offered from the MPTCP-level
+    /// space (`mptcp_space` in `__tcp_select_window`), which converts buffer to window with
+    /// `msk->scaling_ratio`. That starts at [`DEFAULT_SCALING_RATIO`] (`__mptcp_init_sock`)
+    /// and is only re-read, as the lowest of the subflows' ratios, when
+    /// `mptcp_rcv_space_adjust` takes its once-per-RTT measurement; a subflow that has not
+    /// received data yet still has the default. So while a joined subflow waits for its first
+    /// data the connection offers about half its buffer, not the 60% a measured ratio gives.
+    /// Captured: 64,384 bytes offered through the first 140 ms of a WiFi/LTE download, where
+    /// a measured ratio would have offered 78,848 (the simulator did, and committed 14 KB
+    /// more to WiFi before LTE's first push).
+    pub fn set_mptcp(&mut self) {
+        if self.drs.is_some() {
+            self.msk_default_ratio = true;
+            self.subflows_measured = false;
+            self.right_edge = self.right_edge.min(self.window_space());
+        }
+    }
+
+    /// Whether every subflow has received data; read at the next measurement.
+    pub fn set_subflows_measured(&mut self, all: bool) {
+        self.subflows_measured = all;
     }
 
     /// A buffer autotuned as Linux's from `tcp_rmem[1]` up to `max` (`tcp_rmem[2]`), for a
@@ -140,9 +182,19 @@ impl RecvBuffer {
         w.saturating_sub(mss).max(2 * mss).min(max)
     }
 
-    /// `tcp_win_from_space`: all of a fixed buffer; of an autotuned one, the share Linux's
-    /// `scaling_ratio` gives ([`SCALING_RATIO`]).
+    /// The window the connection's buffer offers: of an MPTCP socket still at the default
+    /// ratio, half of it less the segment being received; otherwise [`Self::measured_space`].
     fn window_space(&self) -> u64 {
+        if self.msk_default_ratio {
+            self.capacity.saturating_sub(RCV_SKB_TRUESIZE) * DEFAULT_SCALING_RATIO / 256
+        } else {
+            self.measured_space()
+        }
+    }
+
+    /// `tcp_win_from_space`: all of a fixed buffer; of an autotuned one, the share Linux's
+    /// measured `scaling_ratio` gives ([`SCALING_RATIO`]).
+    fn measured_space(&self) -> u64 {
         if self.drs.is_some() {
             self.capacity * SCALING_RATIO / 256
         } else {
@@ -178,6 +230,10 @@ impl RecvBuffer {
         if d.rtt == 0 || now.saturating_since(start).0 < d.rtt {
             return;
         }
+        // The measurement re-reads the subflows' scaling ratios.
+        if self.subflows_measured {
+            self.msk_default_ratio = false;
+        }
         let copied = self.rcv_nxt - d.seq;
         if copied > d.space {
             self.rcvbuf_grow(copied);
@@ -198,7 +254,12 @@ impl RecvBuffer {
         let mut rcvwin = u128::from(newval) * 2;
         rcvwin += 2 * (rcvwin * u128::from(newval.saturating_sub(oldval)) / u128::from(oldval));
         rcvwin += u128::from(ofo_span);
-        let rcvbuf = (rcvwin * 256 / u128::from(MSK_SCALING_RATIO)).min(u128::from(d.max)) as u64;
+        let ratio = if self.msk_default_ratio {
+            DEFAULT_SCALING_RATIO
+        } else {
+            MSK_SCALING_RATIO
+        };
+        let rcvbuf = (rcvwin * 256 / u128::from(ratio)).min(u128::from(d.max)) as u64;
         if rcvbuf > self.capacity {
             self.capacity = rcvbuf;
         }
@@ -218,8 +279,12 @@ impl RecvBuffer {
     }
     /// The window the buffer could offer now if nothing capped it (`tcp_space`: the window
     /// share of the buffer less what the out-of-order queue holds).
+    ///
+    /// This is a subflow's own space (`tcp_grow_window` reads the subflow's `tcp_space`,
+    /// whose buffer the MPTCP socket propagates to it), converted with the ratio the subflow
+    /// measured, whatever the MPTCP socket's own ratio is.
     pub fn window_room(&self) -> u64 {
-        self.window_space().saturating_sub(self.ofo_bytes)
+        self.measured_space().saturating_sub(self.ofo_bytes)
     }
     pub fn ofo_bytes(&self) -> u64 {
         self.ofo_bytes
@@ -463,6 +528,56 @@ mod tests {
             r.capacity(),
             (2 * 14_480 + 400_000) * 256 / MSK_SCALING_RATIO
         );
+    }
+
+    /// An MPTCP socket's buffer on Linux 6.18, before and after its first measurement.
+    fn mptcp_buffer() -> RecvBuffer {
+        let mut r = RecvBuffer::autotuned(1448, 6 << 20);
+        r.set_mptcp();
+        r.set_rcv_rtt(52_000_000);
+        r
+    }
+
+    #[test]
+    fn mptcp_window_follows_the_default_scaling_ratio_until_measured() {
+        // Captured on Linux 6.18 (256 KiB over WiFi and LTE): 64,384 bytes offered through
+        // the first 140 ms = (131,072 − 2,304) · 128/256; a measured ratio would offer 78,848.
+        let mut r = mptcp_buffer();
+        assert_eq!(r.rwnd(), 64_384);
+        let ms = 1_000_000;
+        r.on_data(Time(ms), 0, 1000);
+        r.on_data(Time(2 * ms), 1000, 1000);
+        assert_eq!(r.rwnd(), 64_384);
+        // The subflow's own room is the measured ratio's.
+        assert_eq!(r.window_room(), 78_848);
+    }
+
+    #[test]
+    fn mptcp_measurement_adopts_the_subflows_ratio_once_all_have_data() {
+        let ms = 1_000_000;
+        let mut r = mptcp_buffer();
+        r.on_data(Time(ms), 0, 1000);
+        // A joined subflow without data yet keeps the default through a measurement...
+        r.on_data(Time(60 * ms), 1000, 1000);
+        assert_eq!(r.rwnd(), 64_384);
+        // ... and the next measurement after every subflow has received data takes the
+        // measured ratio (no growth here: little was read).
+        r.set_subflows_measured(true);
+        r.on_data(Time(120 * ms), 2000, 1000);
+        assert_eq!(r.rwnd(), 78_848);
+    }
+
+    #[test]
+    fn mptcp_growth_at_the_default_ratio_offers_the_same_window() {
+        // mptcp_rcvbuf_grow converts the window it wants into buffer with the socket's ratio:
+        // at 128/256 the buffer is twice the window, and the window offered is the same.
+        let ms = 1_000_000;
+        let mut r = mptcp_buffer();
+        r.on_data(Time(ms), 0, 1000);
+        r.on_data(Time(53 * ms), 1000, 27_400);
+        let rcvwin = 2 * 28_400 + 2 * 56_800 * 13_920 / 14_480;
+        assert_eq!(r.capacity(), rcvwin * 2);
+        assert_eq!(r.rwnd(), (rcvwin * 2 - RCV_SKB_TRUESIZE) / 2);
     }
 
     #[test]
