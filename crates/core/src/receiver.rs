@@ -242,6 +242,42 @@ mod tests {
         );
     }
 
+    /// A Linux 6.18 receiver with autotuning: 1,420-byte MPTCP payloads (1,448 for TCP) under
+    /// a 1,448-byte advertised MSS.
+    fn autotuned(npaths: usize, mptcp: bool) -> ReceiverConnection {
+        ReceiverConnection::new(&ReceiverConfig {
+            npaths,
+            mss: if mptcp { 1420 } else { 1448 },
+            advmss: 1448,
+            recv_buffer: 6 << 20,
+            autotune: true,
+            delayed_ack: false,
+            mptcp,
+        })
+    }
+
+    fn first_ack_window(mut r: ReceiverConnection, len: u32) -> u64 {
+        let s = DataSegment {
+            len,
+            ..seg(0, 0, 0)
+        };
+        r.handle_input(Time(10), &s);
+        r.poll_transmit(Time(10)).expect("ACKed at once").rwnd
+    }
+
+    #[test]
+    fn mptcp_offers_the_msk_window_while_a_subflow_has_no_data() {
+        // The first segment opens the subflow's rcv_ssthresh by 2 · advmss (tcp_grow_window)
+        // to 64,116 + 2,896 = 67,012, but an MPTCP socket whose ratio is still the default
+        // offers (131,072 − 2,304) · 128/256 = 64,384 (mptcp_space; captured on Linux 6.18).
+        assert_eq!(first_ack_window(autotuned(2, true), 1420), 64_384);
+        // Plain TCP: the subflow's own cap.
+        assert_eq!(
+            first_ack_window(autotuned(1, false), 1448),
+            64_088 + 2 * 1448
+        );
+    }
+
     #[test]
     fn segment_ahead_on_other_subflow_waits_for_the_hole() {
         let mut r = receiver(2, 10_000);
