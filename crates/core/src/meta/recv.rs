@@ -62,10 +62,10 @@ pub struct RecvBuffer {
     ofo_since: Option<Time>,
     duplicate_bytes: u64,
     ooo_delay: LogHistogram,
-    /// An MPTCP socket's `msk->scaling_ratio` while it is still the default
-    /// ([`DEFAULT_SCALING_RATIO`]); `None` once every subflow has measured its own (or for a
-    /// plain TCP connection, whose window follows its own measured ratio from the first
-    /// segment).
+    /// An MPTCP socket whose `msk->scaling_ratio` is still the default
+    /// ([`DEFAULT_SCALING_RATIO`]); false once a measurement found every subflow with its own,
+    /// and always for plain TCP, whose window follows its own measured ratio from the first
+    /// segment.
     msk_default_ratio: bool,
     /// Every subflow of the connection has received data (and so measured its ratio).
     subflows_measured: bool,
@@ -134,7 +134,14 @@ impl RecvBuffer {
     /// Captured: 64,384 bytes offered through the first 140 ms of a WiFi/LTE download, where
     /// a measured ratio would have offered 78,848 (the simulator did, and committed 14 KB
     /// more to WiFi before LTE's first push).
+    ///
+    /// For a fresh buffer only: it lowers the first window offered, which an edge already
+    /// advertised must never do.
     pub fn set_mptcp(&mut self) {
+        debug_assert_eq!(
+            self.rcv_nxt, 0,
+            "set_mptcp on a buffer that has received data"
+        );
         if self.drs.is_some() {
             self.msk_default_ratio = true;
             self.subflows_measured = false;
