@@ -1195,7 +1195,7 @@ def proxy_server_command(ctx: typer.Context) -> None:
 @proxy_app.command("client", context_settings=_PASS_THROUGH)
 def proxy_client_command(ctx: typer.Context) -> None:
     """mpsched proxy client --server ADDR --path NAME=IFACE|SRCIP[,backup] ... --psk-file F
-    [--socks 127.0.0.1:1080] [--policy FILE] [--fresh-subflows] [--stats FILE|-]"""
+    [--socks 127.0.0.1:1080] [--policy FILE] [--fresh-subflows] [--early-data] [--stats FILE|-]"""
     _exec_proxy("client", list(ctx.args))
 
 

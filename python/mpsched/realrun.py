@@ -259,12 +259,14 @@ def realrun(
     warmup: bool = True,
     progress: bool = True,
     proxy_args: tuple[str, ...] = (),
+    early_data: bool = False,
 ) -> list[dict[str, Any]]:
     """`reps` downloads of the scenario's workload through the proxy pair running `scheduler`
     on the emulated paths; one result per download with `run`'s keys. One unmeasured download
     comes first unless `warmup` is false: with shared subflows it warms them; with fresh ones
     it warms the HTTP server and the hosts' caches, as for the kernel baseline's runs.
-    `proxy_args` go to both proxies (e.g. `--sndbuf 8388608 --notsent-lowat off`)."""
+    `proxy_args` go to both proxies (e.g. `--sndbuf 8388608 --notsent-lowat off`);
+    `early_data` runs the client with `--early-data` (the request rides behind the OPEN)."""
     if isinstance(reps, bool) or not isinstance(reps, int) or reps < 1:
         raise ScenarioError(f"reps must be at least 1, got {reps!r}")
     _preflight(scenario, scheduler)
@@ -316,6 +318,7 @@ def realrun(
             client_cmd += ["--path", f"{p['name']}={client_addr(i)}{flag}"]
         client_cmd += ["--socks", f"127.0.0.1:{SOCKS_PORT}", "--policy", str(work / "policy.toml")]
         client_cmd += common + (["--fresh-subflows"] if fresh_subflows else [])
+        client_cmd += ["--early-data"] if early_data else []
         client = procs.start(client_cmd, work / "client.log")
         try:
             _wait_port(instance, "c", "127.0.0.1", SOCKS_PORT, procs, "the client proxy")
@@ -326,7 +329,11 @@ def realrun(
             raise
         fetch_cmd = [*_ns(instance, "c"), sys.executable, "-m", "mpsched.realrun", "fetch"]
         fetch_cmd += [str(SOCKS_PORT), srv, str(HTTP_PORT), str(size), str(count), str(think)]
-        label = f"{scheduler} (proxy{', fresh subflows' if fresh_subflows else ''})"
+        # "proxy-warm" or "proxy-fresh", "-early" with early data.
+        driver = f"proxy-{'fresh' if fresh_subflows else 'warm'}{'-early' if early_data else ''}"
+        modes = (("fresh subflows", fresh_subflows), ("early data", early_data))
+        how = [w for w, on in modes if on]
+        label = f"{scheduler} (proxy{''.join(', ' + w for w in how)})"
         out: list[dict[str, Any]] = []
         seen = 0
         todo = [-1] * warmup + list(range(reps))
@@ -344,7 +351,7 @@ def realrun(
                 )
                 _, seen = _conn_stats(stats, seen, timeout_s=0.5)
                 if rep >= 0:
-                    out.append(_failed(scheduler, fresh_subflows, seed + rep, why))
+                    out.append(_failed(scheduler, driver, seed + rep, why))
                     if progress:
                         _err(f"{label} rep {rep + 1}/{reps}: failed: {why}")
                 continue
@@ -352,7 +359,7 @@ def realrun(
             conn, seen = _conn_stats(stats, seen)
             if rep < 0:
                 continue
-            out.append(_result(scheduler, names, t, conn, fresh_subflows, seed + rep))
+            out.append(_result(scheduler, names, t, conn, driver, seed + rep))
             if progress:
                 _err(f"{label} rep {rep + 1}/{reps}: {out[-1]['download_time_s']:.3f} s")
         return out
@@ -375,7 +382,7 @@ def _result(
     names: list[str],
     t: Mapping[str, Any],
     conn: Mapping[str, Any] | None,
-    fresh: bool,
+    driver: str,
     seed: int,
 ) -> dict[str, Any]:
     end = t["ends"][-1]
@@ -387,7 +394,7 @@ def _result(
     by_path = (conn or {}).get("bytes_by_path") or []
     return {
         "scheduler": scheduler,
-        "driver": "proxy-fresh" if fresh else "proxy-warm",
+        "driver": driver,
         "seed": seed,
         "download_time_s": duration,
         "handshake_s": t["established"] - t["connect"],
@@ -403,10 +410,10 @@ def _result(
     }
 
 
-def _failed(scheduler: str, fresh: bool, seed: int, why: str) -> dict[str, Any]:
+def _failed(scheduler: str, driver: str, seed: int, why: str) -> dict[str, Any]:
     return {
         "scheduler": scheduler,
-        "driver": "proxy-fresh" if fresh else "proxy-warm",
+        "driver": driver,
         "seed": seed,
         "failed": True,
         "failure": why,

@@ -528,6 +528,61 @@ fn socks5_refused_port_gets_connection_refused() {
 }
 
 #[test]
+fn echo_is_byte_exact_with_early_data_and_fresh_subflows() {
+    // --early-data: "succeeded" comes at once and the first bytes ride behind the OPEN,
+    // before the server's upstream exists; the server holds them and delivers them in order.
+    // --fresh-subflows alone: both directions at once, and the session ends with the
+    // connection, maybe before the client has written the last bytes to the application.
+    let port = echo_server();
+    for extra in [
+        &["--fresh-subflows"][..],
+        &["--early-data"][..],
+        &["--early-data", "--fresh-subflows"][..],
+    ] {
+        let pair = start_pair(&["--allow", "127.0.0.0/8"], extra);
+        for k in 0..3 {
+            let s = socks_connect(pair.socks, "127.0.0.1", port)
+                .unwrap_or_else(|c| panic!("{extra:?} connection {k}: SOCKS reply {c}"));
+            let sent = pattern(256 * 1024 + k, k as u8);
+            let mut w = s.try_clone().unwrap();
+            let data = sent.clone();
+            let writer = std::thread::spawn(move || {
+                w.write_all(&data).unwrap();
+                w.shutdown(std::net::Shutdown::Write).unwrap();
+            });
+            let mut got = Vec::new();
+            (&s).read_to_end(&mut got)
+                .unwrap_or_else(|e| panic!("{extra:?} connection {k}: {e}"));
+            writer.join().unwrap();
+            assert!(
+                got == sent,
+                "{extra:?} connection {k}: {} of {} bytes, or different ones",
+                got.len(),
+                sent.len()
+            );
+        }
+    }
+}
+
+#[test]
+fn early_data_refused_destination_resets_the_application() {
+    // With --early-data the SOCKS5 reply cannot carry the refusal (it was sent before the
+    // server tried): the application must see a reset, never a clean end it could take for a
+    // complete (empty) answer.
+    let pair = start_pair(&["--allow", "127.0.0.0/8"], &["--early-data"]);
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let mut s = socks_connect(pair.socks, "127.0.0.1", port).expect("early reply: succeeded");
+    let _ = s.write_all(b"GET / HTTP/1.1\r\n\r\n");
+    let mut buf = [0u8; 64];
+    match s.read(&mut buf) {
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset, "{e}"),
+        Ok(n) => panic!("read {n} bytes and a clean end instead of a reset"),
+    }
+}
+
+#[test]
 fn fresh_subflows_each_connection_byte_exact_on_its_own_subflows() {
     // --fresh-subflows: every application connection opens (and closes) its own subflows,
     // which join the session as they come up; five in a row must each arrive whole.

@@ -19,7 +19,11 @@ use tokio::sync::{mpsc, watch};
 const USAGE: &str = "\
 usage: mpsched-proxy server --listen ADDR --psk-file F [--allow CIDR ...] [common options]
        mpsched-proxy client --server ADDR --path NAME=IFACE|SRCIP[,backup] ... --psk-file F
-                            [--socks ADDR] [--policy FILE] [--fresh-subflows] [common options]
+                            [--socks ADDR] [--policy FILE] [--fresh-subflows] [--early-data]
+                            [common options]
+  --early-data         answer SOCKS5 \"succeeded\" at once and send the application's first
+                       bytes behind the OPEN, saving a round trip per connection; a refused
+                       destination then reaches the application as a reset
 common options:
   --cc NAME            subflow congestion control (TCP_CONGESTION; default cubic)
   --notsent-lowat N    TCP_NOTSENT_LOWAT bytes, or \"off\" (default 16384)
@@ -92,6 +96,7 @@ fn parse(argv: &[String]) -> Result<Args, String> {
                 .push(val()?.parse().map_err(|e| format!("--allow: {e}"))?),
             "--policy" => a.policy = Some(val()?),
             "--fresh-subflows" => a.fresh = true,
+            "--early-data" => a.session.early_data = true,
             "--cc" => a.sock.cc = val()?,
             "--notsent-lowat" => {
                 let v = val()?;
@@ -155,6 +160,9 @@ fn stats_sink(dest: &Option<String>) -> Result<Option<mpsc::UnboundedSender<Stri
 }
 
 async fn run(a: Args) -> Result<(), String> {
+    if a.mode == "server" && a.session.early_data {
+        return Err("--early-data is a client option".into());
+    }
     let psk = read_psk(&a.psk_file)?;
     let mut session = a.session.clone();
     session.stats = stats_sink(&a.stats)?;

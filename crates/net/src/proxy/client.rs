@@ -398,6 +398,36 @@ impl Client {
             .policy
             .scheduler_for(&target.host, target.port, peer.port())
             .to_string();
+        if self.cfg.session.early_data {
+            // `--early-data`: "succeeded" now, so the application's first bytes ride behind
+            // the OPEN instead of a round trip later. A refusal then reaches the application
+            // as a reset, not as a SOCKS5 code.
+            let started = match self.begin_open(&target.host, target.port, &sched).await {
+                Ok(o) => o,
+                Err((code, e)) => {
+                    let _ = s.write_all(&socks::reply(code)).await;
+                    return Err(e);
+                }
+            };
+            s.write_all(&socks::reply(socks::SUCCEEDED))
+                .await
+                .map_err(|e| format!("socks {peer}: {e}"))?;
+            let PendingOpen {
+                conn,
+                tx,
+                from_session,
+                credit,
+                reply,
+            } = started;
+            start_app(conn, s, credit, from_session, tx.clone());
+            // The session resets the connection on a refusal; an OPENED that never comes
+            // fails it here, as the SOCKS path times out.
+            let answered = tokio::time::timeout(OPEN_TIMEOUT, reply).await;
+            if !matches!(answered, Ok(Ok(_))) {
+                let _ = tx.send(Event::AppFailed { conn }).await;
+            }
+            return Ok(());
+        }
         let opened = match self.open_conn(&target.host, target.port, &sched).await {
             Ok(o) => o,
             Err((code, e)) => {
@@ -431,6 +461,29 @@ impl Client {
         port: u16,
         sched: &str,
     ) -> Result<OpenedConn, (u8, String)> {
+        let p = self.begin_open(host, port, sched).await?;
+        let status = tokio::time::timeout(OPEN_TIMEOUT, p.reply)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(socks::TTL_EXPIRED);
+        Ok(OpenedConn {
+            status,
+            conn: p.conn,
+            tx: p.tx,
+            from_session: p.from_session,
+            credit: p.credit,
+        })
+    }
+
+    /// Send the OPEN: the connection exists in the session from here on, and `reply` will
+    /// carry the server's SOCKS5 status.
+    async fn begin_open(
+        &self,
+        host: &str,
+        port: u16,
+        sched: &str,
+    ) -> Result<PendingOpen, (u8, String)> {
         let sched = server_sched_name(sched, &self.cfg.paths);
         let tx = self
             .session()
@@ -439,7 +492,7 @@ impl Client {
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
         let (to_app, from_session) = mpsc::unbounded_channel();
         let credit = Arc::new(Semaphore::new(self.cfg.session.send_buffer as usize));
-        let (reply_tx, reply_rx) = oneshot::channel();
+        let (reply_tx, reply) = oneshot::channel();
         let open = Event::AppOpen {
             conn,
             host: host.to_string(),
@@ -454,19 +507,26 @@ impl Client {
         if tx.send(open).await.is_err() {
             return Err((socks::GENERAL_FAILURE, "session ended".into()));
         }
-        let status = tokio::time::timeout(Duration::from_secs(30), reply_rx)
-            .await
-            .ok()
-            .and_then(Result::ok)
-            .unwrap_or(socks::TTL_EXPIRED);
-        Ok(OpenedConn {
-            status,
+        Ok(PendingOpen {
             conn,
             tx,
             from_session,
             credit,
+            reply,
         })
     }
+}
+
+/// How long a connection waits for the server's OPENED.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// An OPEN sent, its OPENED not yet read.
+struct PendingOpen {
+    conn: u32,
+    tx: mpsc::Sender<Event>,
+    from_session: mpsc::UnboundedReceiver<AppMsg>,
+    credit: Arc<Semaphore>,
+    reply: oneshot::Receiver<u8>,
 }
 
 /// A connection [`Client::open_conn`] opened: the server's answer and the session's side.

@@ -30,6 +30,10 @@ pub struct Conn {
     pub reasm: Reassembly,
     /// The peer opened its side: data may flow.
     pub opened: bool,
+    /// Client with `--early-data`, before the OPENED: the subflow the OPEN went on. Data may
+    /// flow on it alone (behind the OPEN, in the same byte stream, so the server knows the
+    /// connection before its first record); the application was already told "succeeded".
+    pub early_path: Option<usize>,
     /// The application finished writing; `CLOSE` carries `meta.written()`.
     pub local_eof: bool,
     pub close_sent: bool,
@@ -70,6 +74,7 @@ impl Conn {
             bytes: VecDeque::new(),
             reasm: Reassembly::default(),
             opened: false,
+            early_path: None,
             local_eof: false,
             close_sent: false,
             peer_final: None,

@@ -14,7 +14,9 @@ use super::allow::AllowList;
 use super::auth::Psk;
 use super::handshake;
 use super::kernel::SocketOpts;
-use super::session::{read_subflow, start_app, AppIo, Connector, Event, Session, SessionConfig};
+use super::session::{
+    read_subflow, start_app, Connector, Event, PendingApp, Session, SessionConfig,
+};
 use super::socks;
 
 #[derive(Clone, Debug)]
@@ -121,45 +123,27 @@ impl Server {
         }
     }
 
-    /// Resolve, check the allow-list, connect; report to the session.
+    /// Resolve, check the allow-list, connect, start the socket's IO on the channel the
+    /// session already delivers into; report to the session.
     fn connector(&self) -> Connector {
         let allow = self.cfg.allow.clone();
-        let send_buffer = self.cfg.session.send_buffer;
-        Arc::new(move |conn, host, port, sched, tx| {
+        Arc::new(move |conn, host, port, pending: PendingApp, tx| {
             let allow = allow.clone();
             tokio::spawn(async move {
-                let label = format!("{host}:{port}");
-                let stream = connect_upstream(&allow, &host, port).await;
-                match stream {
+                let status = match connect_upstream(&allow, &host, port).await {
                     Ok(stream) => {
-                        let (to_app, from_session) = mpsc::unbounded_channel();
-                        let credit = Arc::new(Semaphore::new(send_buffer as usize));
-                        let io = AppIo {
-                            to_app,
-                            credit: credit.clone(),
-                        };
-                        let ready = Event::UpstreamReady {
+                        start_app(
                             conn,
-                            label,
-                            sched,
-                            io: Ok(io),
-                        };
-                        // The session knows the connection before its first bytes arrive.
-                        if tx.send(ready).await.is_ok() {
-                            start_app(conn, stream, credit, from_session, tx);
-                        }
+                            stream,
+                            pending.credit,
+                            pending.from_session,
+                            tx.clone(),
+                        );
+                        Ok(())
                     }
-                    Err(code) => {
-                        let _ = tx
-                            .send(Event::UpstreamReady {
-                                conn,
-                                label,
-                                sched,
-                                io: Err(code),
-                            })
-                            .await;
-                    }
-                }
+                    Err(code) => Err(code),
+                };
+                let _ = tx.send(Event::UpstreamReady { conn, status }).await;
             });
         })
     }

@@ -51,6 +51,9 @@ pub struct SessionConfig {
     pub stats: Option<mpsc::UnboundedSender<String>>,
     /// `--fresh-subflows`: the session serves one application connection and ends with it.
     pub single_conn: bool,
+    /// Client `--early-data`: a connection's first bytes follow its OPEN on the same subflow
+    /// instead of waiting a round trip for the OPENED (see [`Event::AppOpen`]).
+    pub early_data: bool,
 }
 
 impl Default for SessionConfig {
@@ -64,6 +67,7 @@ impl Default for SessionConfig {
             slack: 2 * 1448,
             stats: None,
             single_conn: false,
+            early_data: false,
         }
     }
 }
@@ -193,12 +197,11 @@ pub enum Event {
         io: AppIo,
         reply: oneshot::Sender<u8>,
     },
-    /// Server: the upstream connection for `conn` is ready (or failed with a SOCKS5 code).
+    /// Server: the upstream connection for `conn` is connected and its IO started (or it
+    /// failed with a SOCKS5 code).
     UpstreamReady {
         conn: u32,
-        label: String,
-        sched: String,
-        io: Result<AppIo, u8>,
+        status: Result<(), u8>,
     },
     AppData {
         conn: u32,
@@ -220,8 +223,19 @@ pub enum Event {
     Shutdown,
 }
 
-/// How the session opens upstream connections (server side) — `None` on the client.
-pub type Connector = Arc<dyn Fn(u32, String, u16, String, mpsc::Sender<Event>) + Send + Sync>;
+/// The application side of a server connection whose upstream is still connecting: the
+/// writer's end of the channel the session already delivers into, and the reader's credit.
+/// Bytes a client sent behind its OPEN (`--early-data`) wait in the channel, bounded by the
+/// receive window the session advertises (they count as `app_pending`).
+pub struct PendingApp {
+    pub from_session: mpsc::UnboundedReceiver<AppMsg>,
+    pub credit: Arc<Semaphore>,
+}
+
+/// How the session opens upstream connections (server side) — `None` on the client. It
+/// connects `conn` to `host:port`, starts the socket's IO on the [`PendingApp`] and reports
+/// [`Event::UpstreamReady`].
+pub type Connector = Arc<dyn Fn(u32, String, u16, PendingApp, mpsc::Sender<Event>) + Send + Sync>;
 
 struct Subflow {
     stream: Option<Arc<TcpStream>>,
@@ -392,7 +406,10 @@ impl Session {
                     }
                 };
                 let label = format!("{host}:{port}");
-                let c = self.new_conn(conn, s, label);
+                let mut c = self.new_conn(conn, s, label);
+                if self.cfg.early_data {
+                    c.early_path = self.control_path();
+                }
                 self.conns.insert(conn, c);
                 self.started.insert(conn, Instant::now());
                 self.pending_open.insert(conn, reply);
@@ -409,23 +426,20 @@ impl Session {
                     sched: &sched,
                 });
             }
-            Event::UpstreamReady {
-                conn,
-                label,
-                sched,
-                io,
-            } => match io {
-                Ok(io) => {
-                    let s = build(&sched, &self.cfg.path_names, &vec![0.0; self.cfg.npaths])
-                        .expect("checked when the OPEN arrived");
-                    let mut c = self.new_conn(conn, s, label);
-                    c.opened = true;
-                    self.conns.insert(conn, c);
-                    self.started.insert(conn, Instant::now());
-                    self.io.insert(conn, io);
-                    self.send_control(&Frame::Opened { conn, status: 0 });
+            Event::UpstreamReady { conn, status } => match status {
+                Ok(()) => {
+                    if let Some(c) = self.conns.get_mut(&conn) {
+                        c.opened = true;
+                        self.send_control(&Frame::Opened { conn, status: 0 });
+                    }
                 }
-                Err(status) => self.send_control(&Frame::Opened { conn, status }),
+                Err(status) => {
+                    if self.conns.contains_key(&conn) {
+                        self.send_control(&Frame::Opened { conn, status });
+                        // Early data it held goes with it; the client resets its side.
+                        self.remove_conn(conn, "refused");
+                    }
+                }
             },
             Event::AppData {
                 conn,
@@ -572,14 +586,35 @@ impl Session {
                 if self.conns.contains_key(&conn) {
                     return;
                 }
-                if build(&sched, &self.cfg.path_names, &vec![0.0; self.cfg.npaths]).is_err() {
+                let Some(connect) = self.connector.clone() else {
+                    self.send_control(&Frame::Opened { conn, status: 2 });
+                    return;
+                };
+                let Ok(s) = build(&sched, &self.cfg.path_names, &vec![0.0; self.cfg.npaths]) else {
                     self.send_control(&Frame::Opened { conn, status: 1 });
                     return;
-                }
-                match &self.connector {
-                    Some(connect) => connect(conn, host, port, sched, self.tx.clone()),
-                    None => self.send_control(&Frame::Opened { conn, status: 2 }),
-                }
+                };
+                // The connection exists from its OPEN, while the upstream connects: records a
+                // client sent right behind the OPEN (`--early-data`) are reassembled and
+                // acknowledged at once and wait in the application channel. It may not send
+                // (`opened`) until the upstream is there.
+                let c = self.new_conn(conn, s, format!("{host}:{port}"));
+                self.conns.insert(conn, c);
+                self.started.insert(conn, Instant::now());
+                let (to_app, from_session) = mpsc::unbounded_channel();
+                let credit = Arc::new(Semaphore::new(self.cfg.send_buffer as usize));
+                self.io.insert(
+                    conn,
+                    AppIo {
+                        to_app,
+                        credit: credit.clone(),
+                    },
+                );
+                let pending = PendingApp {
+                    from_session,
+                    credit,
+                };
+                connect(conn, host, port, pending, self.tx.clone());
             }
             InFrame::Opened { conn, status } => {
                 let Some(reply) = self.pending_open.remove(&conn) else {
@@ -589,7 +624,15 @@ impl Session {
                 if status == 0 {
                     if let Some(c) = self.conns.get_mut(&conn) {
                         c.opened = true;
+                        c.early_path = None;
                     }
+                } else if self
+                    .conns
+                    .get(&conn)
+                    .is_some_and(|c| c.early_path.is_some())
+                {
+                    // The application was told "succeeded" and may have sent: it sees a reset.
+                    self.reset_conn(conn, false);
                 } else {
                     self.conns.remove(&conn);
                     self.io.remove(&conn);
@@ -749,7 +792,18 @@ impl Session {
     fn decide(&mut self, id: u32, now: Time) -> Option<Assignment> {
         let c = self.conns.get_mut(&id)?;
         if !c.opened {
-            return None;
+            // `--early-data` before the OPENED: the next segment on the OPEN's subflow only,
+            // whatever the scheduler would pick; the scheduler takes over at the OPENED.
+            let p = c.early_path?;
+            let room = self.subflows[p].out.is_empty() && self.views[p].has_cwnd_space();
+            if !self.views[p].alive || !room {
+                return None;
+            }
+            let seg = c.meta.next_unsent().filter(|&n| c.meta.in_window(n))?;
+            return Some(Assignment {
+                path: p as PathId,
+                seg,
+            });
         }
         // Failover copies first, on the lowest-RTT live subflow with room.
         while let Some(&seg) = c.failover.front() {
@@ -970,21 +1024,31 @@ impl ShutdownStd for TcpStream {
 /// Size of one application read (and so the most a record batch carries at once).
 pub const APP_READ: usize = 64 * 1024;
 
-/// Move an application socket's bytes into the session, within the connection's credit.
+/// Move an application socket's bytes into the session, within the connection's credit,
+/// until the socket ends or `abort` is signalled (the writer resets the socket).
 pub async fn read_app(
     conn: u32,
     mut rd: tokio::net::tcp::OwnedReadHalf,
     credit: Arc<Semaphore>,
     tx: mpsc::Sender<Event>,
+    abort: Arc<tokio::sync::Notify>,
 ) {
     use tokio::io::AsyncReadExt;
     let mut buf = vec![0u8; APP_READ];
     loop {
-        let Ok(permit) = credit.acquire_many(APP_READ as u32).await else {
+        let permit = tokio::select! {
+            p = credit.acquire_many(APP_READ as u32) => p,
+            _ = abort.notified() => return,
+        };
+        let Ok(permit) = permit else {
             return;
         };
         permit.forget();
-        match rd.read(&mut buf).await {
+        let read = tokio::select! {
+            r = rd.read(&mut buf) => r,
+            _ = abort.notified() => return,
+        };
+        match read {
             Ok(0) => {
                 let _ = tx.send(Event::AppEof { conn }).await;
                 return;
@@ -1015,6 +1079,7 @@ pub async fn write_app(
     mut wr: tokio::net::tcp::OwnedWriteHalf,
     mut rx: mpsc::UnboundedReceiver<AppMsg>,
     tx: mpsc::Sender<Event>,
+    abort: Arc<tokio::sync::Notify>,
 ) {
     use tokio::io::AsyncWriteExt;
     while let Some(m) = rx.recv().await {
@@ -1024,18 +1089,23 @@ pub async fn write_app(
                     let _ = tx.send(Event::AppFailed { conn }).await;
                     return;
                 }
+                // The session may be gone (`--fresh-subflows` ends it once the connection is
+                // done, which can be before its last bytes are written here): what is queued
+                // is still the application's, so write on.
                 let n = d.len() as u64;
-                if tx.send(Event::AppWritten { conn, n }).await.is_err() {
-                    return;
-                }
+                let _ = tx.send(Event::AppWritten { conn, n }).await;
             }
             AppMsg::Eof => {
                 let _ = wr.shutdown().await;
             }
             AppMsg::Reset => {
-                // SO_LINGER 0: the application sees a reset, not a clean end.
+                // The application must see a reset, not a clean end: SO_LINGER 0, no FIN from
+                // this half (`forget`), and the reader lets go of the other half, so the
+                // socket's close sends an RST.
                 let _ =
                     socket2::SockRef::from(wr.as_ref()).set_linger(Some(std::time::Duration::ZERO));
+                wr.forget();
+                abort.notify_one();
                 return;
             }
         }
@@ -1060,8 +1130,9 @@ pub fn start_app(
 ) {
     let _ = stream.set_nodelay(true);
     let (rd, wr) = stream.into_split();
-    tokio::spawn(read_app(conn, rd, credit, tx.clone()));
-    tokio::spawn(write_app(conn, wr, from_session, tx));
+    let abort = Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(read_app(conn, rd, credit, tx.clone(), abort.clone()));
+    tokio::spawn(write_app(conn, wr, from_session, tx, abort));
 }
 
 /// A local address for messages.
@@ -1136,6 +1207,80 @@ mod tests {
             other => panic!("expected the data first, got {other:?}"),
         }
         assert!(matches!(app.try_recv(), Ok(AppMsg::Eof)));
+    }
+
+    /// What a test connector was handed, per connection.
+    type Held = Arc<std::sync::Mutex<Vec<(u32, PendingApp)>>>;
+
+    /// A server session whose connector keeps what it is handed instead of connecting.
+    fn server_holding_upstreams() -> (Session, Held) {
+        let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let h = held.clone();
+        let connector: Connector = Arc::new(move |conn, _host, _port, pending, _tx| {
+            h.lock().unwrap().push((conn, pending));
+        });
+        let (tx, _rx) = mpsc::channel(16);
+        (
+            Session::new(SessionConfig::default(), Some(connector), tx),
+            held,
+        )
+    }
+
+    fn open(conn: u32) -> InFrame {
+        InFrame::Open {
+            conn,
+            port: 80,
+            host: "example.org".into(),
+            sched: "minrtt".into(),
+        }
+    }
+
+    #[test]
+    fn server_keeps_early_data_for_an_upstream_still_connecting() {
+        // `--early-data`: the client's request follows its OPEN on the same subflow, before
+        // the server's upstream has connected. It waits for the upstream, counted against the
+        // receive window, and the connection may not send until the upstream is there.
+        let (mut s, held) = server_holding_upstreams();
+        s.handle(frames(
+            0,
+            vec![open(7), data(7, 0, b"GET / HTTP/1.1\r\n\r\n")],
+        ));
+        let mut held = held.lock().unwrap();
+        let (conn, pending) = held.first_mut().expect("the connector was called");
+        assert_eq!(*conn, 7);
+        match pending.from_session.try_recv() {
+            Ok(AppMsg::Data(d)) => assert_eq!(d, b"GET / HTTP/1.1\r\n\r\n"),
+            other => panic!("expected the early request, got {other:?}"),
+        }
+        let c = &s.conns[&7];
+        assert!(!c.opened);
+        assert_eq!(c.rwnd(), c.recv_window - 18);
+        s.handle(Event::UpstreamReady {
+            conn: 7,
+            status: Ok(()),
+        });
+        assert!(s.conns[&7].opened);
+    }
+
+    #[test]
+    fn server_drops_a_connection_whose_upstream_failed() {
+        let (mut s, held) = server_holding_upstreams();
+        s.handle(frames(0, vec![open(3), data(3, 0, b"x")]));
+        s.handle(Event::UpstreamReady {
+            conn: 3,
+            status: Err(5),
+        });
+        assert!(s.conns.is_empty() && s.io.is_empty());
+        // The held request is dropped with the connection's channel.
+        let (_, mut pending) = held.lock().unwrap().pop().unwrap();
+        assert!(matches!(
+            pending.from_session.try_recv(),
+            Ok(AppMsg::Data(_))
+        ));
+        assert!(matches!(
+            pending.from_session.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
     }
 
     #[test]
