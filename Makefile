@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 CARGO ?= cargo
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: demo test lint build venv bench rust-tools test-tools clean readme readme-check
+.PHONY: demo test lint build venv bench bench-ns3 rust-tools test-tools clean readme readme-check
 
 demo: build
 	$(VENV)/bin/mpsched compare
@@ -31,6 +31,10 @@ readme-check: build
 bench: build
 	$(CARGO) bench -p mpsched-sim --bench sim
 	$(VENV)/bin/mpsched bench
+
+# Benchmarks (a) and (b) in ns-3 3.37 beside mpsched (needs `apt-get install libns3-dev`).
+bench-ns3:
+	bench/ns3/run.sh 3
 
 # The extension, built in release mode into the venv (with the dev extras: pytest, ruff, ...).
 # Then the helper programs (emulator, kernel baseline, proxy): every target/release/mpsched-*
