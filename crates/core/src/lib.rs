@@ -11,6 +11,7 @@ pub mod estimate;
 pub mod hist;
 pub mod meta;
 pub mod model;
+pub mod msk_rtx;
 pub mod packet;
 pub mod rangeset;
 pub mod receiver;

@@ -21,6 +21,7 @@ use std::collections::VecDeque;
 use crate::cc::{CcKind, CoupledView};
 use crate::estimate::Estimator;
 use crate::meta::send::{SegNo, SendBuffer};
+use crate::msk_rtx::MskRetrans;
 use crate::packet::{Ack, DataSegment, PathId, MAX_PATHS};
 use crate::sched::{Assignment, PathInfo, ReinjectChoice, SchedCtx, SchedEvent, Scheduler};
 use crate::subflow::sender::{Received, SubflowSender, SubflowState};
@@ -155,6 +156,12 @@ pub struct SenderConnection {
     info: Vec<PathInfo>,
     /// v0.9x `tp->pf`: the retransmission timer fired and no ACK has arrived since.
     pf: Vec<bool>,
+    /// Upstream MPTCP-level retransmission ([`Scheduler::msk_retransmit`]), else `None`.
+    msk: Option<MskRetrans>,
+    /// When each subflow last received an ACK (`tp->rcv_tstamp`).
+    last_ack_rx: Vec<Option<Time>>,
+    /// The subflow `__mptcp_retrans` picked for the fragment it queued for reinjection.
+    rtx_path: Option<PathId>,
     /// Segments committed to each subflow and not yet sent (schedulers that queue ahead).
     wq: Vec<VecDeque<SegNo>>,
     /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
@@ -219,12 +226,18 @@ impl SenderConnection {
                 cfg.npaths
             ],
             pf: vec![false; cfg.npaths],
+            msk: None,
+            last_ack_rx: vec![None; cfg.npaths],
+            rtx_path: None,
             wq: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
             cc: cfg.cc,
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
         };
+        if conn.sched.msk_retransmit() && cfg.npaths > 1 {
+            conn.msk = Some(MskRetrans::default());
+        }
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
         conn
@@ -431,6 +444,10 @@ impl SenderConnection {
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);
         // v0.9x `mptcp_data_ack`: "Something got acked - subflow is operational again".
         self.pf[p] = false;
+        self.last_ack_rx[p] = Some(now);
+        if let Some(m) = &mut self.msk {
+            m.on_ack(p);
+        }
         for r in &self.received {
             self.meta.on_received(r.meta_seg);
         }
@@ -453,6 +470,19 @@ impl SenderConnection {
         }
         let old_data_ack = self.meta.data_ack();
         self.meta.on_data_ack(ack.data_ack, ack.rwnd);
+        if self.msk.is_some() && self.meta.data_ack() > old_data_ack {
+            // `__mptcp_clean_una`: stop once everything is acknowledged, else restart.
+            if self.meta.data_ack() >= self.meta.written() {
+                if let Some(m) = self.msk.as_mut() {
+                    m.stop();
+                }
+            } else {
+                let ival = self.msk_interval(now);
+                if let Some(m) = self.msk.as_mut() {
+                    m.reset(now, ival);
+                }
+            }
+        }
         self.refresh_availability();
 
         let path = ack.path;
@@ -523,12 +553,36 @@ impl SenderConnection {
                 if self.wq_sendable(p) {
                     let seg = self.wq[p].pop_front().expect("sendable queue");
                     self.wq_total -= 1;
+                    if self.meta.seg(seg).is_none() {
+                        // Acknowledged at the data level while it waited here (upstream: a
+                        // timed-out subflow keeps its queue, and another subflow's
+                        // retransmission delivered the data): nothing left to send.
+                        let meta = &self.meta;
+                        self.info[p].queued = self.wq[p]
+                            .iter()
+                            .filter_map(|&s| meta.seg(s))
+                            .map(|r| u64::from(r.len))
+                            .sum();
+                        return self.poll_transmit(now);
+                    }
                     return Some(self.transmit(now, p as PathId, seg, true));
                 }
             }
         }
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
-        if let Some(seg) = self.meta.reinject_head() {
+        let head = self.meta.reinject_head();
+        if head.is_none() {
+            self.rtx_path = None;
+        }
+        if let Some(seg) = head {
+            // The fragment `__mptcp_retrans` queued goes on the subflow it picked.
+            if let Some(p) = self.rtx_path {
+                if self.may_carry(p) {
+                    self.meta.take_reinject(seg);
+                    return Some(self.transmit(now, p, seg, false));
+                }
+                return None;
+            }
             let choice = {
                 let mut ctx = sched_ctx!(self, now);
                 self.sched.reinject_path(&mut ctx, seg)
@@ -664,6 +718,13 @@ impl SenderConnection {
         if first_on_path {
             self.sync_sndbuf();
         }
+        if self.msk.as_ref().is_some_and(|m| m.deadline().is_none()) {
+            // `__mptcp_push_pending`: "ensure the rtx timer is running".
+            let ival = self.msk_interval(now);
+            if let Some(m) = self.msk.as_mut() {
+                m.start_if_idle(now, ival);
+            }
+        }
         (
             d,
             if reinject {
@@ -674,13 +735,19 @@ impl SenderConnection {
         )
     }
 
-    /// Earliest retransmission timer, or the time pacing lets a held-back segment leave.
+    /// Earliest retransmission timer (a subflow's or the connection's), or the time pacing
+    /// lets a held-back segment leave.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.subflows
+        let subflows = self
+            .subflows
             .iter()
             .flat_map(|s| [s.retransmission_timer(), s.pacing_release_time()])
             .flatten()
-            .min()
+            .min();
+        match self.msk.as_ref().and_then(MskRetrans::deadline) {
+            Some(t) => Some(subflows.map_or(t, |s| s.min(t))),
+            None => subflows,
+        }
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
@@ -691,6 +758,102 @@ impl SenderConnection {
                 self.notify(now, SchedEvent::Rto { path: p as PathId });
             }
         }
+        if self
+            .msk
+            .as_ref()
+            .and_then(MskRetrans::deadline)
+            .is_some_and(|t| t <= now)
+        {
+            self.msk_retrans(now);
+        }
+    }
+
+    /// `mptcp_set_timeout` over the subflows' pending timers.
+    fn msk_interval(&self, now: Time) -> Duration {
+        let Some(m) = &self.msk else {
+            return Duration::ZERO;
+        };
+        m.interval(now, self.subflows.iter().map(|s| s.retransmission_timer()))
+    }
+
+    /// The MPTCP-level retransmission timer fired: `__mptcp_retrans` ([`crate::msk_rtx`]).
+    fn msk_retrans(&mut self, now: Time) {
+        let Some(mut m) = self.msk.take() else {
+            return;
+        };
+        m.fired();
+        let dack = self.meta.data_ack();
+        let outstanding = self
+            .meta
+            .seg(self.meta.base_seg())
+            .is_some_and(|r| r.sent());
+        if !outstanding {
+            // No retransmission queue: the timer stays off until the next push.
+            self.msk = Some(m);
+            return;
+        }
+        // `mptcp_subflow_get_retrans`: the first active subflow with nothing outstanding at
+        // the TCP level; each one holding data gets `mptcp_pm_subflow_chk_stale`.
+        let n = self.subflows.len();
+        let mut pick = None;
+        for p in 0..n {
+            if !self.subflows[p].is_established() {
+                continue;
+            }
+            if self.subflows[p].in_flight() > 0 || !self.wq[p].is_empty() {
+                let active = (0..n).filter(|&q| self.subflows[q].is_established());
+                if m.count(p, self.last_ack_rx[p]) && m.alternative(p, active) {
+                    m.mark_stale(p);
+                    self.repush_pending(p);
+                }
+                continue;
+            }
+            pick.get_or_insert(p);
+        }
+        if let Some(p) = pick {
+            // The head data fragment, from the data-ACK to its end, as far as it was sent.
+            let end = MskRetrans::dfrag_end(dack);
+            let mut seg = self.meta.base_seg();
+            while let Some(r) = self.meta.seg(seg) {
+                if r.dsn >= end || !r.sent() {
+                    break;
+                }
+                let from = r.tx_mask.trailing_zeros() as PathId;
+                self.meta.queue_reinject(seg, from);
+                seg += 1;
+            }
+            self.rtx_path = Some(p as PathId);
+        }
+        self.msk = Some(m);
+        let ival = self.msk_interval(now);
+        if let Some(m) = self.msk.as_mut() {
+            m.reset(now, ival);
+        }
+    }
+
+    /// `__mptcp_retransmit_pending_data` once subflow `p` is stale: the connection's
+    /// unacknowledged data goes out again (here: queued for reinjection, skipping what a
+    /// subflow ACK showed received), and what `p` held unsent returns to the unsent data.
+    fn repush_pending(&mut self, p: usize) {
+        let path = p as PathId;
+        for seg in self.meta.base_seg()..self.meta.end_seg() {
+            let Some(r) = self.meta.seg(seg) else {
+                break;
+            };
+            if !r.sent() {
+                break;
+            }
+            let from = r.tx_mask.trailing_zeros() as PathId;
+            self.meta.queue_reinject(seg, from);
+        }
+        self.wq_total -= self.wq[p].len();
+        for seg in self.wq[p].drain(..) {
+            self.meta.unassign(seg, path);
+        }
+        self.info[p].queued = 0;
+        self.pf[p] = true;
+        self.rtx_path = None;
+        self.refresh_availability();
     }
 
     /// v0.9x `mptcp_sub_retransmit_timer` → `mptcp_reinject_data` (net/mptcp/mptcp_output.c):
@@ -700,6 +863,11 @@ impl SenderConnection {
     fn on_subflow_rto(&mut self, p: usize) {
         let path = p as PathId;
         if self.sched.single_path() {
+            return;
+        }
+        if self.msk.is_some() {
+            // Upstream: the subflow keeps its data; the connection's timer acts.
+            self.refresh_availability();
             return;
         }
         if self.subflows.len() > 1 {

@@ -28,18 +28,24 @@
 //!   ([`SubflowSender::nagle_holds`]).
 //! * No opportunistic retransmission, no penalization.
 //!
+//! * A subflow's timeout moves none of its data: the MPTCP-level retransmission timer resends
+//!   one data fragment per firing on an idle subflow and re-pushes the whole queue once the
+//!   subflow is stale (`__mptcp_retrans`, `mptcp_pm_subflow_chk_stale`; [`crate::msk_rtx`]).
+//!
 //! Deviations: `sk_wmem_queued` is modelled from payload and segment counts
 //! ([`wmem_queued`]: skb heads of sent data, unsent data at its length; Linux also keeps
-//! SACKed data until the cumulative ACK, which we count as in flight too); a subflow that timed out is
-//! unavailable until an ACK arrives on it and its data is reinjected at once on the others, as
-//! v0.9x does (upstream waits for `stale_loss_cnt` = 4 timeouts before marking it stale and
-//! re-pushing the connection's unacknowledged data, `mptcp_pm_subflow_chk_stale`).
+//! SACKed data until the cumulative ACK, which we count as in flight too); a subflow in RTO
+//! loss recovery is not offered new data (the kernel offers it, but its queue makes its linger
+//! time the longest); the re-push of a stale subflow's connection queues its segments for
+//! reinjection, skipping what a subflow ACK showed received (the kernel sends the whole
+//! queue again as new data, duplicates included).
 //!
 //! [`SubflowSender::pacing_rate_bps`]: crate::subflow::sender::SubflowSender::pacing_rate_bps
 //! [`SubflowSender::nagle_holds`]: crate::subflow::sender::SubflowSender::nagle_holds
 //! [`SendBuffer::cut`]: crate::meta::send::SendBuffer::cut
 //! [`SendBuffer::collapse`]: crate::meta::send::SendBuffer::collapse
 
+use crate::msk_rtx::DFRAG;
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::sender::wmem_queued;
@@ -57,11 +63,6 @@ pub struct Linux {
     /// End (DSN) of the data fragment being pushed.
     dfrag_end: u64,
 }
-
-/// Size of the MPTCP socket's data fragments: the application's data is copied into page
-/// fragments of `SKB_FRAG_PAGE_ORDER` (32 KiB, `sk_page_frag_refill`), one `mptcp_data_frag`
-/// each, collapsing consecutive writes into the same page (`mptcp_frag_can_collapse_to`).
-const DFRAG: u64 = 32_768;
 
 /// `sk_wmem_queued` of `p`: what it holds in flight and committed, at Linux's true sizes
 /// ([`wmem_queued`]).
@@ -147,6 +148,10 @@ impl Scheduler for Linux {
     }
 
     fn queues_ahead(&self) -> bool {
+        true
+    }
+
+    fn msk_retransmit(&self) -> bool {
         true
     }
 
@@ -247,6 +252,39 @@ mod tests {
             "p1 sends its initial window of the new data, the rest waits in its queue: {sent:?}"
         );
         assert_eq!(ex.conn.path_info()[1].queued, 6 * MSS);
+    }
+
+    #[test]
+    fn connection_timer_resends_the_head_fragment_on_the_idle_subflow() {
+        // net/mptcp/protocol.c `__mptcp_retrans`: p0 holds segments 0-3 in flight and 4-7 in
+        // its write queue (both count as sent at the MPTCP level: `already_sent`) and never
+        // hears back. The MPTCP-level timer, armed at the first push with p0's pending timer
+        // (the 1 s loss probe before any RTT sample, `mptcp_set_timeout`), fires at 1 s and
+        // sends the head data fragment again on the idle p1, all eight segments, as
+        // reinjections. v0.9x would wait for p0's RTO and send 4-7 on p1 as new data.
+        use crate::sender::TxKind::Reinject;
+        let mut ex = Exchange::new("linux", 2, 4, 1000);
+        ex.at(0).write(8);
+        assert_eq!(
+            ex.send(),
+            [(0, 0, New), (0, 1, New), (0, 2, New), (0, 3, New)]
+        );
+        let mut on_p1 = Vec::new();
+        for _ in 0..6 {
+            let t = Exchange::ms_at(ex.fire_rto());
+            let mut sent = ex.send();
+            while sent.iter().any(|s| s.0 == 1) {
+                // p1 delivers at once: the data-ACK covers what it carried.
+                for s in sent.iter().filter(|s| s.0 == 1) {
+                    on_p1.push((t, s.1, s.2));
+                }
+                let acked = on_p1.iter().map(|s| s.1 + 1).max().unwrap_or(0);
+                ex.ack(1, acked, 1000);
+                sent = ex.send();
+            }
+        }
+        let expect: Vec<_> = (0..8).map(|s| (1000, s, Reinject)).collect();
+        assert_eq!(on_p1, expect);
     }
 
     /// Wire transmissions so far as (path, DSN, length).

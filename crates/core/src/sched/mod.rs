@@ -321,6 +321,12 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn queues_ahead(&self) -> bool {
         false
     }
+    /// Upstream Linux's MPTCP-level retransmission ([`crate::msk_rtx`]) instead of v0.9x's: a
+    /// subflow's timeout moves nothing by itself; the connection's own timer resends one data
+    /// fragment at a time on an idle subflow and re-pushes everything once a subflow is stale.
+    fn msk_retransmit(&self) -> bool {
+        false
+    }
     /// The scheduler is plain single-path TCP: no connection level, so a subflow's timeout
     /// makes it neither unavailable nor reinjected (Linux TCP keeps sending new data in
     /// CA_Loss as the window allows).
