@@ -162,6 +162,9 @@ pub struct SenderConnection {
     last_ack_rx: Vec<Option<Time>>,
     /// The subflow `__mptcp_retrans` picked for the fragment it queued for reinjection.
     rtx_path: Option<PathId>,
+    /// `__mptcp_retransmit_pending_data`: the connection's unacknowledged segments, all sent
+    /// again from the data-ACK on, before any new data (a subflow went stale).
+    repush: VecDeque<SegNo>,
     /// Segments committed to each subflow and not yet sent (schedulers that queue ahead).
     wq: Vec<VecDeque<SegNo>>,
     /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
@@ -229,6 +232,7 @@ impl SenderConnection {
             msk: None,
             last_ack_rx: vec![None; cfg.npaths],
             rtx_path: None,
+            repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
             cc: cfg.cc,
@@ -569,6 +573,20 @@ impl SenderConnection {
                 }
             }
         }
+        // A stale subflow's re-push: the whole queue again, duplicates of what already
+        // arrived included (the kernel knows only the data-ACK), ahead of new data.
+        while let Some(&seg) = self.repush.front() {
+            if self.meta.seg(seg).is_none() {
+                self.repush.pop_front();
+                continue;
+            }
+            let best = (0..n)
+                .filter(|&q| self.may_carry(q as PathId))
+                .min_by_key(|&q| self.subflows[q].srtt().unwrap_or(Duration::MAX));
+            let p = best? as PathId;
+            self.repush.pop_front();
+            return Some(self.transmit(now, p, seg, false));
+        }
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
         let head = self.meta.reinject_head();
         if head.is_none() {
@@ -831,24 +849,20 @@ impl SenderConnection {
         }
     }
 
-    /// `__mptcp_retransmit_pending_data` once subflow `p` is stale: the connection's
-    /// unacknowledged data goes out again (here: queued for reinjection, skipping what a
-    /// subflow ACK showed received), and what `p` held unsent returns to the unsent data.
+    /// `__mptcp_retransmit_pending_data` once subflow `p` is stale: what `p` held unsent
+    /// returns to the unsent data, and every segment sent so far and not data-acknowledged goes
+    /// out again (`repush`), whether or not it already arrived.
     fn repush_pending(&mut self, p: usize) {
         let path = p as PathId;
-        for seg in self.meta.base_seg()..self.meta.end_seg() {
-            let Some(r) = self.meta.seg(seg) else {
-                break;
-            };
-            if !r.sent() {
-                break;
-            }
-            let from = r.tx_mask.trailing_zeros() as PathId;
-            self.meta.queue_reinject(seg, from);
-        }
         self.wq_total -= self.wq[p].len();
         for seg in self.wq[p].drain(..) {
             self.meta.unassign(seg, path);
+        }
+        self.repush.clear();
+        for seg in self.meta.base_seg()..self.meta.end_seg() {
+            if self.meta.seg(seg).is_some_and(|r| r.sent()) {
+                self.repush.push_back(seg);
+            }
         }
         self.info[p].queued = 0;
         self.pf[p] = true;

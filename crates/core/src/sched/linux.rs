@@ -36,9 +36,9 @@
 //! ([`wmem_queued`]: skb heads of sent data, unsent data at its length; Linux also keeps
 //! SACKed data until the cumulative ACK, which we count as in flight too); a subflow in RTO
 //! loss recovery is not offered new data (the kernel offers it, but its queue makes its linger
-//! time the longest); the re-push of a stale subflow's connection queues its segments for
-//! reinjection, skipping what a subflow ACK showed received (the kernel sends the whole
-//! queue again as new data, duplicates included).
+//! time the longest); the re-push of a stale subflow's connection goes to the available
+//! subflow with window space and the lowest sRTT, segment by segment (the kernel pushes it as
+//! new data through `mptcp_subflow_get_send`).
 //!
 //! [`SubflowSender::pacing_rate_bps`]: crate::subflow::sender::SubflowSender::pacing_rate_bps
 //! [`SubflowSender::nagle_holds`]: crate::subflow::sender::SubflowSender::nagle_holds
