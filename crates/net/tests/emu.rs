@@ -309,6 +309,64 @@ fn kernel_mptcp_survives_wifi_outage() {
     outage_case("wifi", "lte", "tow");
 }
 
+/// Issue 9, the simulator against the kernel: 1 MiB over the default WiFi/LTE profile with one
+/// path down from 0.3 to 5.3 s. The simulated `linux` scheduler (upstream's MPTCP-level
+/// retransmission, crates/core/src/msk_rtx.rs) must finish within the issue's 5% of the
+/// kernel's median of three fresh MPTCP connections (measured: WiFi down 2.40-2.61 s, LTE
+/// down 2.67-2.70 s; the simulator 2.511 and 2.563 s).
+fn sim_matches_kernel_outage(down: &str, id: &str) {
+    let dir = run_dir(id);
+    let path = |name: &'static str| {
+        let (rate, rtt, q) = if name == "wifi" {
+            (7.04e6, 0.05, 0.05)
+        } else {
+            (9.185e6, 0.07, 0.5)
+        };
+        let o = if name == down {
+            json!([[0.3, 5.3]])
+        } else {
+            json!([])
+        };
+        (name, rate, rtt, q, o)
+    };
+    let sc = scenario(vec![path("wifi"), path("lte")], 1 << 20);
+    let mut real: Vec<f64> = (0..3)
+        .map(|_| {
+            let r = kernel(&dir, &sc, "mptcp", id);
+            assert_eq!(r["delivered_bytes"], json!(1 << 20));
+            r["download_time_s"].as_f64().unwrap()
+        })
+        .collect();
+    real.sort_by(f64::total_cmp);
+    let parsed: mpsched_sim::scenario::Scenario = serde_json::from_value(sc).unwrap();
+    let sim = mpsched_sim::run(&parsed, "linux", 1).unwrap()["download_time_s"]
+        .as_f64()
+        .unwrap();
+    let err = sim / real[1] - 1.0;
+    println!(
+        "{down} down: kernel {real:?} s, simulated linux {sim:.3} s ({:+.1}%)",
+        err * 100.0
+    );
+    assert!(
+        err.abs() <= 0.05,
+        "{down} down: simulated {sim:.3} s vs kernel median {:.3} s ({:+.1}%)",
+        real[1],
+        err * 100.0
+    );
+}
+
+#[test]
+fn sim_linux_matches_kernel_on_wifi_outage() {
+    require_netns!();
+    sim_matches_kernel_outage("wifi", "smw");
+}
+
+#[test]
+fn sim_linux_matches_kernel_on_lte_outage() {
+    require_netns!();
+    sim_matches_kernel_outage("lte", "sml");
+}
+
 /// `sc` with `transport` keys set over Linux's defaults (`Transport::default`).
 fn with_transport(mut sc: Value, keys: Value) -> Value {
     let mut t = serde_json::to_value(mpsched_sim::scenario::Transport::default()).unwrap();
