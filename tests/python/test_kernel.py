@@ -191,6 +191,8 @@ def test_fidelity_quick_compares_both_sides(quick_fidelity):
     out, db = quick_fidelity
     rows = out["rows"]
     assert [r["mode"] for r in rows] == ["mptcp", "tcp:wifi"]
+    # Single-path TCP is simulated as plain TCP, not as an MPTCP scheduler on one path.
+    assert rows[1]["sim_scheduler"] == "single"
     for row in rows:
         assert len(row["kernel_runs"]) == 2
         for run in row["kernel_runs"]:
