@@ -9,10 +9,10 @@ completion gap within 20 ms.
 
 The simulated MPTCP scheduler is `linux` (upstream `mptcp_subflow_get_send`) when the engine
 has it, otherwise `minrtt` with a printed note. Single-path TCP is simulated with `single`
-(plain TCP) on a scenario with that path only. Where the kernel's download times fall in two groups (a gap wider than 3% of
-the median between sorted runs, at least a fifth of the runs in every group, at most three
-groups) the modes are shown with the
-one the simulation lands nearest and the error against that mode's median; the verdict stays on
+(plain TCP) on a scenario with that path only. Where the kernel's download times fall in two
+groups (a gap wider than 3% of the median between sorted runs, at least a fifth of the runs in
+every group, at most three groups) the modes are shown with the one the simulation lands
+nearest and the error against that mode's median; the verdict stays on
 the median of all runs.
 """
 
