@@ -160,8 +160,6 @@ pub struct SenderConnection {
     msk: Option<MskRetrans>,
     /// When each subflow last received an ACK (`tp->rcv_tstamp`).
     last_ack_rx: Vec<Option<Time>>,
-    /// The subflow `__mptcp_retrans` picked for the fragment it queued for reinjection.
-    rtx_path: Option<PathId>,
     /// `__mptcp_retransmit_pending_data`: the connection's unacknowledged segments, all sent
     /// again from the data-ACK on, before any new data (a subflow went stale).
     repush: VecDeque<SegNo>,
@@ -231,7 +229,6 @@ impl SenderConnection {
             pf: vec![false; cfg.npaths],
             msk: None,
             last_ack_rx: vec![None; cfg.npaths],
-            rtx_path: None,
             repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
@@ -588,19 +585,7 @@ impl SenderConnection {
             return Some(self.transmit(now, p, seg, false));
         }
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
-        let head = self.meta.reinject_head();
-        if head.is_none() {
-            self.rtx_path = None;
-        }
-        if let Some(seg) = head {
-            // The fragment `__mptcp_retrans` queued goes on the subflow it picked.
-            if let Some(p) = self.rtx_path {
-                if self.may_carry(p) {
-                    self.meta.take_reinject(seg);
-                    return Some(self.transmit(now, p, seg, false));
-                }
-                return None;
-            }
+        if let Some(seg) = self.meta.reinject_head() {
             let choice = {
                 let mut ctx = sched_ctx!(self, now);
                 self.sched.reinject_path(&mut ctx, seg)
@@ -829,18 +814,24 @@ impl SenderConnection {
             pick.get_or_insert(p);
         }
         if let Some(p) = pick {
-            // The head data fragment, from the data-ACK to its end, as far as it was sent.
+            // The head data fragment, from the data-ACK to its end, as far as it was sent,
+            // goes into the picked subflow's write queue (`mptcp_sendmsg_frag` then
+            // `tcp_push`): it leaves as that subflow's window allows, duplicates of what
+            // already arrived included (the kernel knows only the data-ACK).
             let end = MskRetrans::dfrag_end(dack);
+            let path = p as PathId;
             let mut seg = self.meta.base_seg();
             while let Some(r) = self.meta.seg(seg) {
                 if r.dsn >= end || !r.sent() {
                     break;
                 }
-                let from = r.tx_mask.trailing_zeros() as PathId;
-                self.meta.queue_reinject(seg, from);
+                let len = u64::from(r.len);
+                self.meta.on_transmit(seg, path, now);
+                self.wq[p].push_back(seg);
+                self.wq_total += 1;
+                self.info[p].queued += len;
                 seg += 1;
             }
-            self.rtx_path = Some(p as PathId);
         }
         self.msk = Some(m);
         let ival = self.msk_interval(now);
@@ -866,7 +857,6 @@ impl SenderConnection {
         }
         self.info[p].queued = 0;
         self.pf[p] = true;
-        self.rtx_path = None;
         self.refresh_availability();
     }
 

@@ -313,7 +313,7 @@ fn kernel_mptcp_survives_wifi_outage() {
 /// path down from 0.3 to 5.3 s. The simulated `linux` scheduler (upstream's MPTCP-level
 /// retransmission, crates/core/src/msk_rtx.rs) must finish within the 5% of the
 /// kernel's median of three fresh MPTCP connections (measured: WiFi down 2.40-2.61 s, LTE
-/// down 2.67-2.70 s; the simulator 2.511 and 2.563 s).
+/// down 2.67-2.70 s; the simulator 2.477 and 2.585 s).
 fn sim_matches_kernel_outage(down: &str, id: &str) {
     let dir = run_dir(id);
     let path = |name: &'static str| {

@@ -118,7 +118,7 @@ fn linux_wifi_outage_finishes_over_lte() {
 }
 
 #[test]
-#[ignore = "measured 2026-11-24 with upstream's MPTCP-level retransmission (msk_rtx.rs): 2.693 s vs bound 2.173 s (WiFi alone 1.403 s + RTO 0.770 s; within it before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_lte_outage: 2.667-2.876 s vs 2.43-2.45 s)"]
+#[ignore = "measured 2026-11-24 with upstream's MPTCP-level retransmission (msk_rtx.rs): 2.622 s vs bound 2.173 s (WiFi alone 1.403 s + RTO 0.770 s; within it before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_lte_outage: 2.667-2.876 s vs 2.43-2.45 s)"]
 fn linux_lte_outage_finishes_over_wifi() {
     check("linux", 1);
 }
