@@ -582,6 +582,9 @@ impl SenderConnection {
                 .min_by_key(|&q| self.subflows[q].srtt().unwrap_or(Duration::MAX));
             let p = best? as PathId;
             self.repush.pop_front();
+            if self.meta.seg(seg).is_some_and(|r| r.sent_on(p)) {
+                self.meta.count_resend(seg);
+            }
             return Some(self.transmit(now, p, seg, false));
         }
         // Reinjections before new data (v0.9x `__mptcp_next_segment`).
@@ -826,6 +829,9 @@ impl SenderConnection {
                     break;
                 }
                 let len = u64::from(r.len);
+                if r.sent_on(path) {
+                    self.meta.count_resend(seg);
+                }
                 self.meta.on_transmit(seg, path, now);
                 self.wq[p].push_back(seg);
                 self.wq_total += 1;

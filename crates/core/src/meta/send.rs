@@ -782,6 +782,19 @@ impl SendBuffer {
         !self.reinject.is_empty()
     }
 
+    /// Segment `no` is sent again on a path that carried it before, at the connection level
+    /// (upstream's MPTCP-level retransmission knows only the data-ACK): count it with the
+    /// reinjections, since [`SendBuffer::on_transmit`] counts only a first copy on a path.
+    pub fn count_resend(&mut self, no: SegNo) {
+        if let Some(s) = no
+            .checked_sub(self.base)
+            .and_then(|i| self.segs.get(i as usize))
+        {
+            self.reinjected_bytes += s.len as u64;
+            self.reinjected_segments += 1;
+        }
+    }
+
     // ---- transitions driven by the connection ----------------------------------------------
 
     /// Record a transmission of `no` on path `p` at `now`; counts a reinjection when another
