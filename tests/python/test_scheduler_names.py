@@ -14,6 +14,7 @@ from conftest import EXAMPLES, ROOT, assert_user_error, run_cli
 # The forms docs/schedulers.md shows, with its placeholders filled in for examples/wifi-lte.toml.
 DOCUMENTED = [
     "minrtt",
+    "linux",
     "minrtt:nopenalty",
     "minrtt:noor",
     "rr",
@@ -25,6 +26,8 @@ DOCUMENTED = [
     "dems-f",
     "dems-f:k=2",
     "dems-f:delta=30ms",
+    "stms-c",
+    "stms-a",
     "blest",
     "ecf",
     "sttf",
@@ -45,6 +48,17 @@ def test_docs_table_names_are_all_listed_here():
     fill = {"single:NAME": "single:wifi", "dems-f:k=K": "dems-f:k=2"}
     shown = {fill.get(n, n) for n in shown if "NAME" not in n and n != "backup"}
     assert shown <= set(DOCUMENTED), shown - set(DOCUMENTED)
+
+
+def test_every_engine_scheduler_has_a_row():
+    """Issue 11: docs/schedulers.md is one table of every scheduler the engine builds."""
+    from mpsched import _engine
+
+    text = (ROOT / "docs" / "schedulers.md").read_text()
+    rows = [line.split("|")[1] for line in text.splitlines() if line.startswith("| `")]
+    shown = {n.split(":")[0] for row in rows for n in re.findall(r"`([a-z][a-z0-9:=,.-]*)`", row)}
+    missing = {name for name, _ in _engine.schedulers()} - shown
+    assert not missing, f"schedulers without a row in docs/schedulers.md: {sorted(missing)}"
 
 
 @pytest.mark.parametrize("name", DOCUMENTED)
