@@ -63,20 +63,8 @@ impl MskRetrans {
         self.deadline = Some(now + interval);
     }
 
-    /// Start the timer unless it runs (`__mptcp_push_pending`).
-    pub fn start_if_idle(&mut self, now: Time, interval: Duration) {
-        if self.deadline.is_none() {
-            self.reset(now, interval);
-        }
-    }
-
-    /// `mptcp_stop_rtx_timer`.
+    /// `mptcp_stop_rtx_timer` (also: the timer fired and is not pending until restarted).
     pub fn stop(&mut self) {
-        self.deadline = None;
-    }
-
-    /// The timer fired: it is not pending until restarted.
-    pub fn fired(&mut self) {
         self.deadline = None;
     }
 

@@ -471,17 +471,14 @@ impl SenderConnection {
         }
         let old_data_ack = self.meta.data_ack();
         self.meta.on_data_ack(ack.data_ack, ack.rwnd);
-        if self.msk.is_some() && self.meta.data_ack() > old_data_ack {
+        if self.meta.data_ack() > old_data_ack {
             // `__mptcp_clean_una`: stop once everything is acknowledged, else restart.
             if self.meta.data_ack() >= self.meta.written() {
-                if let Some(m) = self.msk.as_mut() {
+                if let Some(m) = &mut self.msk {
                     m.stop();
                 }
             } else {
-                let ival = self.msk_interval(now);
-                if let Some(m) = self.msk.as_mut() {
-                    m.reset(now, ival);
-                }
+                self.msk_arm(now, true);
             }
         }
         self.refresh_availability();
@@ -670,11 +667,7 @@ impl SenderConnection {
                 {
                     return Some(self.transmit(now, path, seg, false));
                 }
-                // Committed: the meta level counts it as taken by `path` from now on.
-                self.meta.on_transmit(seg, path, now);
-                self.wq[p].push_back(seg);
-                self.wq_total += 1;
-                self.info[p].queued += u64::from(len);
+                self.commit_to_queue(p, seg, len, now);
                 continue;
             }
             if !self.may_carry(path) {
@@ -724,13 +717,8 @@ impl SenderConnection {
         if first_on_path {
             self.sync_sndbuf();
         }
-        if self.msk.as_ref().is_some_and(|m| m.deadline().is_none()) {
-            // `__mptcp_push_pending`: "ensure the rtx timer is running".
-            let ival = self.msk_interval(now);
-            if let Some(m) = self.msk.as_mut() {
-                m.start_if_idle(now, ival);
-            }
-        }
+        // `__mptcp_push_pending`: "ensure the rtx timer is running".
+        self.msk_arm(now, false);
         (
             d,
             if reinject {
@@ -774,12 +762,25 @@ impl SenderConnection {
         }
     }
 
-    /// `mptcp_set_timeout` over the subflows' pending timers.
-    fn msk_interval(&self, now: Time) -> Duration {
-        let Some(m) = &self.msk else {
-            return Duration::ZERO;
-        };
-        m.interval(now, self.subflows.iter().map(|s| s.retransmission_timer()))
+    /// (Re)start the MPTCP-level retransmission timer with `mptcp_set_timeout`'s interval
+    /// over the subflows' pending timers (`mptcp_reset_rtx_timer`); unless `restart`, only if
+    /// it is not running. Nothing without upstream retransmission.
+    fn msk_arm(&mut self, now: Time, restart: bool) {
+        if let Some(m) = &mut self.msk {
+            if restart || m.deadline().is_none() {
+                let ival = m.interval(now, self.subflows.iter().map(|s| s.retransmission_timer()));
+                m.reset(now, ival);
+            }
+        }
+    }
+
+    /// Commit meta segment `seg` (`len` bytes) to subflow `p`'s write queue: the meta level
+    /// counts it as taken by `p` from now on, and it leaves as `p`'s window allows.
+    fn commit_to_queue(&mut self, p: usize, seg: SegNo, len: u32, now: Time) {
+        self.meta.on_transmit(seg, p as PathId, now);
+        self.wq[p].push_back(seg);
+        self.wq_total += 1;
+        self.info[p].queued += u64::from(len);
     }
 
     /// The MPTCP-level retransmission timer fired: `__mptcp_retrans` ([`crate::msk_rtx`]).
@@ -787,7 +788,8 @@ impl SenderConnection {
         let Some(mut m) = self.msk.take() else {
             return;
         };
-        m.fired();
+        // Fired: not pending until restarted.
+        m.stop();
         let dack = self.meta.data_ack();
         let outstanding = self
             .meta
@@ -822,44 +824,44 @@ impl SenderConnection {
             // `tcp_push`): it leaves as that subflow's window allows, duplicates of what
             // already arrived included (the kernel knows only the data-ACK).
             let end = MskRetrans::dfrag_end(dack);
-            let path = p as PathId;
             let mut seg = self.meta.base_seg();
             while let Some(r) = self.meta.seg(seg) {
                 if r.dsn >= end || !r.sent() {
                     break;
                 }
-                let len = u64::from(r.len);
-                if r.sent_on(path) {
+                let len = r.len;
+                if r.sent_on(p as PathId) {
                     self.meta.count_resend(seg);
                 }
-                self.meta.on_transmit(seg, path, now);
-                self.wq[p].push_back(seg);
-                self.wq_total += 1;
-                self.info[p].queued += len;
+                self.commit_to_queue(p, seg, len, now);
                 seg += 1;
             }
         }
         self.msk = Some(m);
-        let ival = self.msk_interval(now);
-        if let Some(m) = self.msk.as_mut() {
-            m.reset(now, ival);
-        }
+        self.msk_arm(now, true);
     }
 
     /// `__mptcp_retransmit_pending_data` once subflow `p` is stale: what `p` held unsent
     /// returns to the unsent data, and every segment sent so far and not data-acknowledged goes
     /// out again (`repush`), whether or not it already arrived.
     fn repush_pending(&mut self, p: usize) {
-        let path = p as PathId;
-        self.wq_total -= self.wq[p].len();
-        for seg in self.wq[p].drain(..) {
-            self.meta.unassign(seg, path);
-        }
+        self.set_aside(p);
         self.repush.clear();
         for seg in self.meta.base_seg()..self.meta.end_seg() {
             if self.meta.seg(seg).is_some_and(|r| r.sent()) {
                 self.repush.push_back(seg);
             }
+        }
+    }
+
+    /// Subflow `p` failed (v0.9x: it timed out; upstream: it is stale): what its write queue
+    /// held returns to the unsent data, and it takes nothing new until an ACK arrives on it
+    /// (`pf`).
+    fn set_aside(&mut self, p: usize) {
+        let path = p as PathId;
+        self.wq_total -= self.wq[p].len();
+        for seg in self.wq[p].drain(..) {
+            self.meta.unassign(seg, path);
         }
         self.info[p].queued = 0;
         self.pf[p] = true;
@@ -885,13 +887,7 @@ impl SenderConnection {
                 self.meta.queue_reinject(m, path);
             }
         }
-        self.wq_total -= self.wq[p].len();
-        for seg in self.wq[p].drain(..) {
-            self.meta.unassign(seg, path);
-        }
-        self.info[p].queued = 0;
-        self.pf[p] = true;
-        self.refresh_availability();
+        self.set_aside(p);
     }
 }
 
