@@ -17,7 +17,9 @@ use super::conn::AppMsg;
 use super::handshake;
 use super::kernel::SocketOpts;
 use super::policy::Policy;
-use super::session::{read_subflow, start_app, AppIo, Event, Session, SessionConfig, ShutdownStd};
+use super::session::{
+    app_channels, read_subflow, start_app, Event, Session, SessionConfig, ShutdownStd,
+};
 use super::socks;
 use super::wire::Hello;
 
@@ -490,18 +492,14 @@ impl Client {
             .await
             .map_err(|e| (socks::NETWORK_UNREACHABLE, e))?;
         let conn = self.next_conn.fetch_add(1, Ordering::Relaxed);
-        let (to_app, from_session) = mpsc::unbounded_channel();
-        let credit = Arc::new(Semaphore::new(self.cfg.session.send_buffer as usize));
+        let (io, app) = app_channels(self.cfg.session.send_buffer);
         let (reply_tx, reply) = oneshot::channel();
         let open = Event::AppOpen {
             conn,
             host: host.to_string(),
             port,
             sched,
-            io: AppIo {
-                to_app,
-                credit: credit.clone(),
-            },
+            io,
             reply: reply_tx,
         };
         if tx.send(open).await.is_err() {
@@ -510,8 +508,8 @@ impl Client {
         Ok(PendingOpen {
             conn,
             tx,
-            from_session,
-            credit,
+            from_session: app.from_session,
+            credit: app.credit,
             reply,
         })
     }

@@ -601,19 +601,8 @@ impl Session {
                 let c = self.new_conn(conn, s, format!("{host}:{port}"));
                 self.conns.insert(conn, c);
                 self.started.insert(conn, Instant::now());
-                let (to_app, from_session) = mpsc::unbounded_channel();
-                let credit = Arc::new(Semaphore::new(self.cfg.send_buffer as usize));
-                self.io.insert(
-                    conn,
-                    AppIo {
-                        to_app,
-                        credit: credit.clone(),
-                    },
-                );
-                let pending = PendingApp {
-                    from_session,
-                    credit,
-                };
+                let (io, pending) = app_channels(self.cfg.send_buffer);
+                self.io.insert(conn, io);
                 connect(conn, host, port, pending, self.tx.clone());
             }
             InFrame::Opened { conn, status } => {
@@ -1112,12 +1101,21 @@ pub async fn write_app(
     }
 }
 
-/// Start the reader and writer of an application socket; returns the session's side.
-pub fn spawn_app(conn: u32, stream: TcpStream, send_buffer: u64, tx: mpsc::Sender<Event>) -> AppIo {
+/// A new application connection's channels: the session's side, and the side its socket's
+/// IO tasks take ([`start_app`]), with `send_buffer` bytes of read credit.
+pub fn app_channels(send_buffer: u64) -> (AppIo, PendingApp) {
     let (to_app, from_session) = mpsc::unbounded_channel();
     let credit = Arc::new(Semaphore::new(send_buffer as usize));
-    start_app(conn, stream, credit.clone(), from_session, tx);
-    AppIo { to_app, credit }
+    (
+        AppIo {
+            to_app,
+            credit: credit.clone(),
+        },
+        PendingApp {
+            from_session,
+            credit,
+        },
+    )
 }
 
 /// The two halves of an application socket's IO, given the session's channels.
@@ -1155,20 +1153,17 @@ mod tests {
     ) {
         let (tx, _rx) = mpsc::channel(16);
         let mut s = Session::new(SessionConfig::default(), None, tx);
-        let (to_app, from_session) = mpsc::unbounded_channel();
+        let (io, app) = app_channels(1 << 20);
         let (reply, replied) = oneshot::channel();
         s.handle(Event::AppOpen {
             conn,
             host: "example.org".into(),
             port: 80,
             sched: "minrtt".into(),
-            io: AppIo {
-                to_app,
-                credit: Arc::new(Semaphore::new(1 << 20)),
-            },
+            io,
             reply,
         });
-        (s, from_session, replied)
+        (s, app.from_session, replied)
     }
 
     fn frames(path: PathId, frames: Vec<InFrame>) -> Event {
