@@ -801,8 +801,13 @@ impl SendBuffer {
     /// path carried it before.
     #[inline(always)]
     pub fn on_transmit(&mut self, no: SegNo, p: PathId, now: Time) {
-        let base = self.base;
-        let Some(s) = self.segs.get_mut((no - base) as usize) else {
+        // A subflow may resend a segment the data-ACK has freed already (upstream Linux's
+        // timed-out subflow keeps retransmitting what another subflow delivered): nothing to
+        // record then.
+        let Some(s) = no
+            .checked_sub(self.base)
+            .and_then(|i| self.segs.get_mut(i as usize))
+        else {
             return;
         };
         let first_send = !s.sent();
