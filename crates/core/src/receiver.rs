@@ -164,10 +164,13 @@ impl ReceiverConnection {
     /// The next ACK due on any subflow.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Ack> {
         let n = self.subflows.len();
+        let turn = self.ack_turn.min(n);
         for k in 0..n {
-            let p = (self.ack_turn + k) % n;
+            // (turn + k) mod n without a division: this runs for every ACK and finds nothing on
+            // every path once per pump.
+            let p = if turn + k < n { turn + k } else { turn + k - n };
             if self.subflows[p].wants_ack() {
-                self.ack_turn = (p + 1) % n;
+                self.ack_turn = if p + 1 < n { p + 1 } else { 0 };
                 let data_ack = self.meta.data_ack();
                 let rwnd = self.subflows[p].offered_window(self.meta.rwnd());
                 return Some(self.subflows[p].build_ack(now, data_ack, rwnd));

@@ -204,8 +204,10 @@ impl<'a> SchedCtx<'a> {
                 Subflows::Any(s) => s.view(p).has_cwnd_space(),
             }
     }
+    /// `subflow(p).srtt()` without the dynamic call when the subflows are the simulator's
+    /// (MinRTT-style choices ask every subflow on every decision).
     #[inline]
-    fn srtt_of(&self, p: PathId) -> Option<Duration> {
+    pub fn srtt_of(&self, p: PathId) -> Option<Duration> {
         match self.subflows {
             Subflows::Sim(s) => s[p as usize].srtt(),
             Subflows::Any(s) => s.view(p).srtt(),
