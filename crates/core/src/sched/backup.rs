@@ -13,9 +13,8 @@
 //! Which paths are backups: `backup:NAME[,NAME...]`, or `backup` with paths marked
 //! `backup = true` in the scenario (the simulator turns those into the list).
 
-use crate::meta::send::SegNo;
 use crate::packet::PathId;
-use crate::sched::common::{minrtt_with_space, stuck_on};
+use crate::sched::common::{minrtt_with_space, Stuck};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
 
@@ -34,16 +33,17 @@ pub fn with_marked_paths<'a>(sched: &str, marked: impl IntoIterator<Item = &'a s
 #[derive(Debug)]
 pub struct Backup {
     backup: Vec<bool>,
-    resend_cursor: Vec<SegNo>,
+    /// While every primary is down: what each primary held when the failover began, resent
+    /// once on the backup path.
+    stuck: Option<Vec<Stuck>>,
 }
 
 impl Backup {
     /// `backup[p]` marks path `p` as a backup path.
     pub fn new(backup: Vec<bool>) -> Self {
-        let n = backup.len();
         Backup {
             backup,
-            resend_cursor: vec![0; n],
+            stuck: None,
         }
     }
 
@@ -66,15 +66,23 @@ impl Scheduler for Backup {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let n = ctx.npaths() as PathId;
         let primary_up = (0..n).any(|p| !self.backup[p as usize] && Self::available(ctx, p));
+        if primary_up {
+            self.stuck = None;
+        }
         let path = if primary_up {
             minrtt_with_space(ctx, |p| !self.backup[p as usize] && Self::available(ctx, p))?
         } else {
+            let stuck = self.stuck.get_or_insert_with(|| {
+                (0..n)
+                    .map(|p| match self.backup[p as usize] {
+                        true => Stuck::default(),
+                        false => Stuck::capture(ctx, p),
+                    })
+                    .collect()
+            });
             let b = minrtt_with_space(ctx, |p| self.backup[p as usize] && Self::available(ctx, p))?;
-            for p in (0..n).filter(|&p| !self.backup[p as usize]) {
-                let mut cursor = self.resend_cursor[p as usize];
-                let found = stuck_on(ctx, p, b, &mut cursor);
-                self.resend_cursor[p as usize] = cursor;
-                if let Some(seg) = found {
+            for s in stuck.iter_mut() {
+                if let Some(seg) = s.take(ctx, b) {
                     return Some(Assignment { path: b, seg });
                 }
             }
@@ -119,6 +127,76 @@ mod tests {
                 (1, 3, Reinject)
             ],
             "p0's outstanding data first: {sent:?}"
+        );
+    }
+
+    /// The receiver acknowledges everything `path` carried (the data up to `data_ack_segs`)
+    /// at `ms`: a loss state there ends.
+    fn acked(ex: &mut Exchange, path: u8, ms: u64, data_ack_segs: u64) {
+        let (end, ts) = ex
+            .wire
+            .iter()
+            .filter(|(d, _)| d.path == path)
+            .fold((0, 0), |(e, t), (d, _)| (e.max(d.end()), t.max(d.ts_val)));
+        let ack = crate::packet::Ack {
+            path,
+            ack: end,
+            sack: Default::default(),
+            nsack: 0,
+            data_ack: data_ack_segs * MSS,
+            rwnd: 1000 * MSS,
+            ts_ecr: ts,
+            ts_val: 0,
+            owd_echo: None,
+        };
+        ex.at(ms);
+        let now = ex.now;
+        ex.conn.handle_input(now, &ack);
+    }
+
+    #[test]
+    fn second_outage_resends_what_the_primary_carried_since_the_first() {
+        let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
+        ex.at(0).write(40);
+        ex.send();
+        ex.fire_loss_probe().fire_rto();
+        let first: Vec<_> = ex.send().into_iter().filter(|s| s.0 == 1).collect();
+        assert_eq!(
+            first[..4],
+            [
+                (1, 0, Reinject),
+                (1, 1, Reinject),
+                (1, 2, Reinject),
+                (1, 3, Reinject)
+            ]
+        );
+        let resent_upto = first.iter().map(|s| s.1).max().unwrap() + 1;
+        // Both paths deliver (everything so far acknowledged): p0 carries new data again.
+        acked(&mut ex, 1, 2_000, resent_upto);
+        acked(&mut ex, 0, 2_000, resent_upto);
+        let again: Vec<_> = ex
+            .send()
+            .into_iter()
+            .filter(|s| s.0 == 0)
+            .map(|s| s.1)
+            .collect();
+        assert!(!again.is_empty());
+        // p0 fails again: its probe, then its RTO; the backup resends what p0 carried since.
+        let t = ex.conn.poll_timeout().expect("a probe is armed");
+        ex.now = t;
+        ex.conn.handle_timeout(t);
+        ex.send();
+        ex.fire_rto();
+        let second: Vec<_> = ex
+            .send()
+            .into_iter()
+            .filter(|s| s.0 == 1)
+            .map(|s| s.1)
+            .collect();
+        assert_eq!(
+            second[..again.len()],
+            again[..],
+            "p0's outstanding data first"
         );
     }
 

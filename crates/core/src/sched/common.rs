@@ -10,7 +10,7 @@ use crate::packet::PathId;
 use crate::sched::SchedCtx;
 use crate::time::Duration;
 
-/// How far `stuck_on` looks past its cursor, segments.
+/// How far [`Stuck::capture`] looks past the data-ACK, segments.
 const SCAN_LIMIT: u64 = 1 << 14;
 
 /// The subflow with the lowest smoothed RTT among all subflows (with or without window space),
@@ -25,7 +25,7 @@ pub fn fastest(ctx: &SchedCtx<'_>) -> Option<PathId> {
 pub fn fastest_where(ctx: &SchedCtx<'_>, pred: impl Fn(PathId) -> bool) -> Option<PathId> {
     (0..ctx.npaths() as PathId)
         .filter(|&p| pred(p))
-        .min_by_key(|&p| (ctx.subflow(p).srtt().unwrap_or(Duration::MAX), p))
+        .min_by_key(|&p| (ctx.srtt_of(p).unwrap_or(Duration::MAX), p))
 }
 
 /// The MinRTT choice: the lowest-sRTT subflow with window space, among those `allowed`.
@@ -38,32 +38,50 @@ pub fn srtt_s(ctx: &SchedCtx<'_>, p: PathId) -> Option<f64> {
     ctx.subflow(p).srtt().map(Duration::as_secs_f64)
 }
 
-/// The oldest segment at or after `*cursor` that subflow `from` carried, nobody has reported
-/// received, `to` has not carried and the window admits: data stuck on a failed subflow that
-/// `to` may resend. Advances `*cursor` past segments that need no resend, so repeated calls
-/// cost amortized O(1).
-pub fn stuck_on(ctx: &SchedCtx<'_>, from: PathId, to: PathId, cursor: &mut SegNo) -> Option<SegNo> {
-    let meta = ctx.meta();
-    *cursor = (*cursor).max(meta.base_seg());
-    // Bounded: out-of-order schedulers may have sent far past the first unsent segment, but a
-    // failed subflow's window never holds more than this.
-    let end = meta.end_seg().min(*cursor + SCAN_LIMIT);
-    let mut advance = true;
-    for n in *cursor..end {
-        let rec = meta.seg(n)?;
-        if rec.sent_on(from) && !rec.received {
-            if !rec.sent_on(to) && ctx.may_send(n) {
-                return Some(n);
-            }
-            // Resent on `to` already: another `to` may still need it, so the shared cursor
-            // stays here.
-            advance = false;
-        }
-        if advance {
-            *cursor = n + 1;
+/// The data a failed subflow still holds, for another subflow to resend: the segments it
+/// carried that nobody had reported received when it failed, oldest first. Captured once, at
+/// the failure, with one scan of the buffer; each later decision then costs amortized O(1)
+/// (issue "Speed at scale": a scan from a cursor on every decision was half of an 8-path run
+/// of `lte-handover`, since a cursor shared by every resending subflow cannot pass a segment
+/// one of them already resent).
+#[derive(Clone, Debug, Default)]
+pub struct Stuck {
+    segs: std::collections::VecDeque<SegNo>,
+}
+
+impl Stuck {
+    /// What subflow `from` holds now.
+    pub fn capture(ctx: &SchedCtx<'_>, from: PathId) -> Self {
+        let meta = ctx.meta();
+        let end = meta.end_seg().min(meta.base_seg() + SCAN_LIMIT);
+        Stuck {
+            segs: (meta.base_seg()..end)
+                .filter(|&n| meta.seg(n).is_some_and(|r| r.sent_on(from) && !r.received))
+                .collect(),
         }
     }
-    None
+
+    /// The oldest held segment that still needs a resend on `to`, taken off the list: each is
+    /// resent once. Segments the receiver has since reported, or that `to` carries already,
+    /// are dropped on the way; `None` when the oldest one lies past the peer's window.
+    pub fn take(&mut self, ctx: &SchedCtx<'_>, to: PathId) -> Option<SegNo> {
+        let meta = ctx.meta();
+        while let Some(&n) = self.segs.front() {
+            match meta.seg(n) {
+                Some(r) if !r.received && !r.sent_on(to) => {
+                    if !ctx.may_send(n) {
+                        return None;
+                    }
+                    self.segs.pop_front();
+                    return Some(n);
+                }
+                _ => {
+                    self.segs.pop_front();
+                }
+            }
+        }
+        None
+    }
 }
 
 /// Per-subflow queues of planned, not yet sent segments (OTIAS and DAPS plan ahead of the

@@ -41,7 +41,7 @@
 
 use crate::meta::send::SegNo;
 use crate::packet::PathId;
-use crate::sched::common::{fastest_where, stuck_on};
+use crate::sched::common::{fastest_where, Stuck};
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
 use crate::time::{Duration, Time};
 
@@ -71,7 +71,8 @@ struct PathState {
     send_gap: Option<f64>,
     /// Minimum RTT before the handover (the recovery baseline).
     baseline: Option<Duration>,
-    resend_cursor: SegNo,
+    /// What it held when it was disabled, not yet resent (Goal 1).
+    stuck: Stuck,
     probe_out: bool,
     /// When the outstanding probe left: only a sample of it (or of later data) counts, not
     /// one of data queued before it.
@@ -129,7 +130,7 @@ impl LteHandover {
             if silence > GAP_FACTOR * gap && silence > base.as_secs_f64() {
                 st.mark = Mark::Disabled;
                 st.baseline = Some(base);
-                st.resend_cursor = ctx.meta().base_seg();
+                st.stuck = Stuck::capture(ctx, p as PathId);
                 st.probes = 0;
                 st.probe_out = false;
                 self.detections += 1;
@@ -183,10 +184,7 @@ impl Scheduler for LteHandover {
                 if self.paths[p as usize].mark == Mark::Enabled {
                     continue;
                 }
-                let mut cursor = self.paths[p as usize].resend_cursor;
-                let found = stuck_on(ctx, p, q, &mut cursor);
-                self.paths[p as usize].resend_cursor = cursor;
-                if let Some(seg) = found {
+                if let Some(seg) = self.paths[p as usize].stuck.take(ctx, q) {
                     return Some(self.assign(ctx, q, seg));
                 }
             }
@@ -236,6 +234,7 @@ impl Scheduler for LteHandover {
                     .is_none_or(|b| sample.as_secs_f64() <= RECOVERED_RTT * b.as_secs_f64());
                 if recovered || st.probes >= ACCEPT_AFTER {
                     st.mark = Mark::Enabled;
+                    st.stuck = Stuck::default();
                     st.send_gap = None;
                     st.busy_since = None;
                 }
