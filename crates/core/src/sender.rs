@@ -549,6 +549,13 @@ impl SenderConnection {
         }
         // Data committed to a subflow's write queue leaves as its window opens (`tcp_push`).
         if self.wq_total > 0 {
+            // `tcp_write_xmit` on a subflow with a send head: a full window stops it and marks
+            // the subflow cwnd-limited (`tcp_cwnd_validate`), which lets its window grow.
+            for (sf, q) in self.subflows.iter_mut().zip(&self.wq) {
+                if !q.is_empty() {
+                    sf.note_blocked_by_cwnd();
+                }
+            }
             for p in 0..n {
                 if self.wq_sendable(p) {
                     let seg = self.wq[p].pop_front().expect("sendable queue");
@@ -601,7 +608,11 @@ impl SenderConnection {
                     self.meta.take_reinject(seg);
                     return self.poll_transmit(now);
                 }
-                ReinjectChoice::Send(_) => {
+                ReinjectChoice::Send(p) => {
+                    // As for new data below: the window stopped what the scheduler wanted sent.
+                    if self.info.get(p as usize).is_some_and(|i| i.available) {
+                        self.subflows[p as usize].note_blocked_by_cwnd();
+                    }
                     self.refused += 1;
                     return None;
                 }
@@ -673,6 +684,12 @@ impl SenderConnection {
                 continue;
             }
             if !self.may_carry(path) {
+                // The scheduler wanted this subflow: if its window is what stopped the data,
+                // the subflow is cwnd-limited, as `tcp_write_xmit` would find it with the data
+                // in its queue. (A subflow the scheduler passed over is not.)
+                if self.info[p].available {
+                    self.subflows[p].note_blocked_by_cwnd();
+                }
                 self.refused += 1;
                 return None;
             }

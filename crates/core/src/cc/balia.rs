@@ -78,7 +78,8 @@ impl CongestionControl for Balia {
         self.alpha = a;
         if coupled.subflows.len() < 2
             || self.reno.in_slow_start()
-            || !super::window_validated(ack.prior_in_flight, self.window())
+            // `mptcp_balia_cong_avoid`: `tcp_is_cwnd_limited` (Reno checks it again).
+            || !ack.cwnd_limited
         {
             return self.reno.on_ack(now, ack, coupled);
         }
@@ -149,6 +150,7 @@ mod tests {
         let sample = AckSample {
             acked_bytes: MSS,
             prior_in_flight: 40 * MSS,
+            cwnd_limited: true,
             srtt: ms(100),
             min_rtt: ms(100),
             rtt: ms(100),

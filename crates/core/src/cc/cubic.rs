@@ -242,6 +242,10 @@ impl CongestionControl for Cubic {
 
     fn on_ack(&mut self, now: Time, ack: &AckSample, _coupled: CoupledView<'_>) {
         let last_ack = self.last_ack.replace(now);
+        // This controller models RFC 9438, whose §5.8 ("does not increase cwnd when a flow is
+        // application limited") does not say how to tell: it keeps the stateless RFC 7661-style
+        // test on the flight before the ACK. `transport.cc = "cubic"` (cubic_linux.rs) runs
+        // Linux's stateful `tcp_is_cwnd_limited` (`AckSample::cwnd_limited`) instead.
         let validated = window_validated(ack.prior_in_flight, self.window());
         // RFC 9406 §4.3: HyStart++ in the initial slow start only (see `in_css`).
         if let Some(hystart) = self.hystart.as_mut().filter(|_| self.ssthresh == u64::MAX) {
@@ -263,7 +267,7 @@ impl CongestionControl for Cubic {
             // cubictcp_acked runs for every ACK, window-limited or not.
             self.linux_hystart_exit(now, ack);
         }
-        // §5.8: no growth while application-limited (the RFC 7661-style test Reno uses too), and
+        // §5.8: no growth while application-limited (the RFC 7661-style test above), and
         // t "MUST NOT include these periods": slide the epoch start by the time that passed.
         if !validated {
             if let (Some(start), Some(last)) = (self.epoch_start.as_mut(), last_ack) {
@@ -405,6 +409,8 @@ mod tests {
             let sample = AckSample {
                 acked_bytes: acked,
                 prior_in_flight,
+                // Not read by the RFC 9438 controller.
+                cwnd_limited: prior_in_flight >= self.cc.window(),
                 srtt: Some(self.rtt),
                 min_rtt: Some(self.rtt),
                 rtt: Some(self.rtt),
@@ -796,6 +802,7 @@ mod tests {
                 } else {
                     self.snd_nxt - self.delivered
                 },
+                cwnd_limited: !self.app_limited,
                 srtt: Some(Duration::from_millis(50)),
                 min_rtt: Some(Duration::from_millis(50)),
                 rtt,

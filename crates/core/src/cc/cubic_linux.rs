@@ -29,7 +29,7 @@
 //! the remainder), which equals the kernel's packet count for full-sized segments.
 
 use super::hystart_linux::{HyStartInput, LinuxHyStart};
-use super::{restart_window, window_validated, AckSample, CongestionControl, CoupledView};
+use super::{restart_window, AckSample, CongestionControl, CoupledView};
 use crate::time::{Duration, Time};
 
 /// CONFIG_HZ of the kernel on the emulator (Linux 6.18 here, `CONFIG_HZ=250`); a jiffy is 4 ms.
@@ -286,8 +286,10 @@ impl CongestionControl for LinuxCubic {
         let bytes = ack.acked_bytes + self.acked_rem;
         let mut acked = (bytes / self.mss) as u32;
         self.acked_rem = bytes % self.mss;
-        // `tcp_is_cwnd_limited`: no growth while the application leaves the window unused.
-        if acked == 0 || !window_validated(ack.prior_in_flight, self.window()) {
+        // `cubictcp_cong_avoid`: no growth unless `tcp_is_cwnd_limited`, which the subflow
+        // evaluates as the kernel does (`AckSample::cwnd_limited`): the window was full during
+        // the last window of data, or, in slow start, cwnd < 2 · max_packets_out.
+        if acked == 0 || !ack.cwnd_limited {
             return;
         }
         if self.in_slow_start() {
@@ -415,6 +417,7 @@ mod tests {
                 let sample = AckSample {
                     acked_bytes: per_ack * MSS,
                     prior_in_flight: w * MSS,
+                    cwnd_limited: true,
                     srtt: Some(self.rtt),
                     min_rtt: Some(self.rtt),
                     rtt: Some(self.rtt),

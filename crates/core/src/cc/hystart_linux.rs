@@ -175,6 +175,7 @@ mod tests {
         AckSample {
             acked_bytes: MSS,
             prior_in_flight: 0,
+            cwnd_limited: false,
             srtt: None,
             min_rtt: None,
             rtt: Some(Duration::from_secs_f64(rtt_ms / 1e3)),

@@ -72,8 +72,8 @@ impl CongestionControl for Lia {
         let Some((a, total)) = alpha(coupled.subflows) else {
             return self.reno.on_ack(now, ack, coupled);
         };
-        if self.reno.in_slow_start() || !super::window_validated(ack.prior_in_flight, self.window())
-        {
+        // `mptcp_ccc_cong_avoid`: `tcp_is_cwnd_limited` first (Reno checks it again).
+        if self.reno.in_slow_start() || !ack.cwnd_limited {
             return self.reno.on_ack(now, ack, coupled);
         }
         if ack.acked_bytes == 0 {
@@ -156,6 +156,7 @@ mod tests {
         AckSample {
             acked_bytes: bytes,
             prior_in_flight: in_flight,
+            cwnd_limited: true,
             srtt: ms(50),
             min_rtt: ms(50),
             rtt: ms(50),

@@ -22,8 +22,17 @@ use crate::time::{Duration, Time};
 pub struct AckSample {
     /// Bytes newly acknowledged (cumulatively or by SACK) by this ACK.
     pub acked_bytes: u64,
-    /// Bytes in flight before this ACK was processed (for application-limited checks).
+    /// Bytes in flight before this ACK was processed (the RFC 7661-style check of
+    /// [`window_validated`], for controllers that model an RFC).
     pub prior_in_flight: u64,
+    /// Linux `tcp_is_cwnd_limited` (include/net/tcp.h) as the subflow evaluates it before this
+    /// ACK's window update: the last transmit attempt within the latest window of data was
+    /// stopped by a full congestion window (`tp->is_cwnd_limited`, set by
+    /// `tcp_cwnd_validate`), or, in slow start, cwnd < 2 · `max_packets_out`. The controllers
+    /// that model Linux grow only while it holds (`tcp_reno_cong_avoid`,
+    /// `cubictcp_cong_avoid`, MPTCP v0.9x `mptcp_ccc_cong_avoid` / `mptcp_olia_cong_avoid` /
+    /// `mptcp_balia_cong_avoid`).
+    pub cwnd_limited: bool,
     /// Smoothed RTT after this ACK's sample, if any sample exists yet.
     pub srtt: Option<Duration>,
     /// Minimum RTT seen on the subflow.
@@ -44,6 +53,10 @@ const ABC_LIMIT_SEGMENTS: u64 = 2;
 /// RFC 7661-style application-limited test: the window is only validated (and so only grown)
 /// while at least half of it was in use when the ACK arrived. Growing an unused window would let
 /// an application that later fills it burst far beyond what the path was ever shown to carry.
+///
+/// Only the RFC 9438 controller (`cc/cubic.rs`) uses it. Linux decides differently, and
+/// statefully ([`AckSample::cwnd_limited`]): in congestion avoidance only a window that was
+/// actually full grows, whatever fraction of it was in flight when the ACK arrived.
 pub(crate) fn window_validated(prior_in_flight: u64, cwnd: u64) -> bool {
     prior_in_flight >= cwnd / 2
 }

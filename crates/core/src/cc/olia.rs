@@ -139,7 +139,8 @@ impl CongestionControl for Olia {
         if coupled.subflows.len() < 2
             || !known
             || self.reno.in_slow_start()
-            || !super::window_validated(ack.prior_in_flight, self.window())
+            // `mptcp_olia_cong_avoid`: `tcp_is_cwnd_limited` (Reno checks it again).
+            || !ack.cwnd_limited
         {
             return self.reno.on_ack(now, ack, coupled);
         }
@@ -255,6 +256,7 @@ mod tests {
         let ack = |delivered| AckSample {
             acked_bytes: MSS,
             prior_in_flight: 10 * MSS,
+            cwnd_limited: true,
             srtt: Some(Duration::from_millis(50)),
             min_rtt: Some(Duration::from_millis(50)),
             rtt: None,

@@ -10,9 +10,7 @@
 //! There is no HyStart++ (RFC 9406) here, unlike [`super::cubic::Cubic`]: Linux Reno has none,
 //! and Reno is validated against the textbook window trace.
 
-use super::{
-    restart_window, slow_start, window_validated, AckSample, CongestionControl, CoupledView,
-};
+use super::{restart_window, slow_start, AckSample, CongestionControl, CoupledView};
 use crate::time::{Duration, Time};
 
 #[derive(Clone, Debug)]
@@ -77,7 +75,11 @@ impl CongestionControl for Reno {
     }
 
     fn on_ack(&mut self, _now: Time, ack: &AckSample, _coupled: CoupledView<'_>) {
-        if !window_validated(ack.prior_in_flight, self.cwnd) {
+        // Linux `tcp_reno_cong_avoid` (net/ipv4/tcp_cong.c): no growth unless
+        // `tcp_is_cwnd_limited`. RFC 5681 has no rule for an unused window (RFC 7661's is
+        // experimental and optional), so Linux's is taken, as the kernel's `reno` and the MPTCP
+        // v0.9x coupled controllers built on this one (LIA, OLIA, BALIA, wVegas) run it.
+        if !ack.cwnd_limited {
             return;
         }
         let mut acked = ack.acked_bytes;
@@ -161,6 +163,7 @@ mod tests {
         let sample = AckSample {
             acked_bytes: acked,
             prior_in_flight: cc.window(),
+            cwnd_limited: true,
             srtt: Some(Duration::from_millis(100)),
             min_rtt: Some(Duration::from_millis(100)),
             rtt: Some(Duration::from_millis(100)),
@@ -317,12 +320,13 @@ mod tests {
     }
 
     #[test]
-    fn app_limited_ack_does_not_grow_window() {
-        // RFC 7661 spirit: with less than half the window in flight the window is not grown.
+    fn ack_from_a_sender_not_cwnd_limited_does_not_grow_window() {
+        // `tcp_reno_cong_avoid` returns unless `tcp_is_cwnd_limited`, whatever was in flight.
         let mut cc = reno();
         let sample = AckSample {
             acked_bytes: MSS,
-            prior_in_flight: 4 * MSS,
+            prior_in_flight: 9 * MSS,
+            cwnd_limited: false,
             srtt: None,
             min_rtt: None,
             rtt: None,
@@ -331,9 +335,10 @@ mod tests {
         };
         cc.on_ack(Time::ZERO, &sample, CoupledView::default());
         assert_eq!(cc.window(), 10 * MSS);
-        // Exactly half in flight counts as validated.
+        // The same ACK from a cwnd-limited sender grows it, even with little in flight.
         let sample = AckSample {
-            prior_in_flight: 5 * MSS,
+            prior_in_flight: MSS,
+            cwnd_limited: true,
             ..sample
         };
         cc.on_ack(Time::ZERO, &sample, CoupledView::default());

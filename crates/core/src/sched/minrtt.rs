@@ -373,9 +373,23 @@ mod tests {
 
     #[test]
     fn rwnd_blocked_left_edge_on_fast_subflow_is_not_reinjected_on_slow_one() {
-        let (_, w1) = windows_after_warm_up(10);
-        // The window holds exactly p1's window: p1 (10 ms) takes it all, p0 stays idle.
-        let mut ex = slow_p0_fast_p1("minrtt", 10, 6 + w1);
+        // p1 (10 ms) first fills its window once: its warm-up used 2 of its 4 segments, which
+        // Linux does not grow past 4 (`tcp_is_cwnd_limited`: cwnd < 2 · max_packets_out), and
+        // the left edge a carrier of 4 segments holds is resent whatever the RTTs.
+        // `edge`: the data-level window's right edge in segments, given with p1's ACK.
+        let fill_p1 = |edge: u64| {
+            let mut ex = slow_p0_fast_p1("minrtt", 10, 64);
+            let w1 = ex.cwnd_segs(1);
+            ex.write(w1);
+            assert!(ex.send().iter().all(|s| s.0 == 1));
+            ex.at(110).ack(1, 6 + w1, edge - 6 - w1);
+            (ex, 6 + w1)
+        };
+        let (probe, left_edge) = fill_p1(1_000);
+        let w1 = probe.cwnd_segs(1);
+        assert!(w1 > 4, "{w1}");
+        // The window holds exactly p1's window: p1 takes it all, p0 stays idle.
+        let (mut ex, _) = fill_p1(left_edge + w1);
         ex.write(w1 + 10);
         let sent = ex.send();
         assert!(

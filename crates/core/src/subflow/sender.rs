@@ -270,6 +270,16 @@ pub struct SubflowSender {
     established: bool,
     /// Reused buffer for newly SACKed ranges (no allocation per ACK).
     scratch: Vec<(u64, u64)>,
+    // Congestion-window validation, as Linux tracks it (`tcp_cwnd_validate`).
+    /// Linux `tp->is_cwnd_limited`: a transmit attempt within the current window of data
+    /// ended with the congestion window full.
+    is_cwnd_limited: bool,
+    /// Linux `tp->max_packets_out`: the most segments outstanding (`packets_out`: sent and
+    /// not cumulatively acknowledged) at a transmit attempt within the current window of data.
+    max_packets_out: u64,
+    /// Linux `tp->cwnd_usage_seq`: SND.NXT when the current window of data began; once SND.UNA
+    /// reaches it the next transmit attempt starts a new one.
+    cwnd_usage_seq: u64,
 }
 
 impl SubflowSender {
@@ -456,6 +466,9 @@ impl SubflowSender {
             penalized_at: None,
             established: true,
             scratch: Vec::new(),
+            is_cwnd_limited: false,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
         }
     }
 
@@ -508,6 +521,52 @@ impl SubflowSender {
         }
         self.cc.window().saturating_sub(self.in_flight)
     }
+    /// The congestion window has no room for one more full segment (Linux
+    /// `tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp)`, windows in packets), pacing aside.
+    fn cwnd_full(&self) -> bool {
+        self.in_flight + self.mss as u64 > self.cc.window()
+    }
+
+    /// Linux `tcp_cwnd_validate` (net/ipv4/tcp_output.c), which `tcp_write_xmit` calls after
+    /// its send loop when it sent something or the window is full, with `is_cwnd_limited` =
+    /// the window is full now (the loop stopped on `tcp_cwnd_test`, or filled it). The state
+    /// covers one window of data: a new window starts at the first attempt after SND.UNA
+    /// passed `cwnd_usage_seq`; within one, a cwnd-limited attempt is remembered, and until
+    /// there is one the largest `packets_out` is.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        let packets_out = self.board.len() as u64;
+        if self.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.is_cwnd_limited && packets_out > self.max_packets_out)
+        {
+            self.is_cwnd_limited = is_cwnd_limited;
+            self.max_packets_out = packets_out;
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    /// The connection has data for this subflow (its write queue, or the scheduler's pick)
+    /// that the congestion window holds back: Linux's `tcp_write_xmit` on a subflow with a
+    /// send head and a full window sends nothing and calls `tcp_cwnd_validate(sk, true)`.
+    /// Does nothing when the window is not full (pacing, Nagle or the peer's window held the
+    /// data back: not cwnd-limited). A subflow the scheduler does not pick is never asked to
+    /// transmit in Linux either, and must not be marked.
+    pub fn note_blocked_by_cwnd(&mut self) {
+        if self.established && self.cwnd_full() {
+            self.cwnd_validate(true);
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited` (include/net/tcp.h): the window was full at a transmit
+    /// attempt within the current window of data, or, in slow start, cwnd < 2 ·
+    /// `max_packets_out` (the window may grow to twice what was in use). What the Linux
+    /// controllers read before growing (`AckSample::cwnd_limited`).
+    pub fn is_cwnd_limited(&self) -> bool {
+        self.is_cwnd_limited
+            || (self.cc.in_slow_start()
+                && self.cc.window() < 2 * self.max_packets_out * self.mss as u64)
+    }
+
     /// The subflow's handshake is complete at the sender: it may carry data.
     pub fn is_established(&self) -> bool {
         self.established
@@ -651,6 +710,10 @@ impl SubflowSender {
             self.rearm_rto(now);
         }
         self.schedule_loss_probe(now, false);
+        // tcp_write_xmit after its loop: `is_cwnd_limited |= packets in flight >= cwnd`, then
+        // tcp_cwnd_validate. One call per segment leaves the state one call per loop would
+        // (within a window the largest `packets_out` and any full window are kept).
+        self.cwnd_validate(self.cwnd_full());
         DataSegment {
             path: self.path,
             seq: seg.seq,
@@ -1144,6 +1207,7 @@ impl SubflowSender {
             let sample = AckSample {
                 acked_bytes: out.newly_acked_window,
                 prior_in_flight,
+                cwnd_limited: self.is_cwnd_limited(),
                 srtt: self.rtt.srtt(),
                 min_rtt: self.rtt.min_rtt(),
                 rtt: out.rtt_sample,
@@ -1505,6 +1569,111 @@ mod tests {
         }
         ack_all(sf, 100 * (rounds + 1), false);
         100 * (rounds + 1)
+    }
+
+    /// A Reno subflow in congestion avoidance at cwnd = ssthresh = 10 segments, nothing out.
+    fn in_avoidance() -> SubflowSender {
+        let mut sf = subflow();
+        sf.cc.on_congestion_event(ms(0), 20 * MSS as u64);
+        assert_eq!(
+            (sf.cwnd(), sf.ssthresh()),
+            (10 * MSS as u64, 10 * MSS as u64)
+        );
+        sf
+    }
+
+    /// `rounds` rounds at `t0` ms, 100 ms apart, each acknowledging what is out one segment per
+    /// ACK and sending one new segment per ACK while fewer than `keep` are out (a sender held
+    /// at `keep` segments by the receive window or the application, or by cwnd if smaller).
+    fn hold_at(sf: &mut SubflowSender, t0: u64, rounds: u64, keep: u64) {
+        for r in 0..rounds {
+            let ends: Vec<u64> = sf.board.iter().map(Sent::end).collect();
+            for end in ends {
+                ack_to(sf, end, t0 + 100 * (r + 1));
+                while sf.has_cwnd_space() && (sf.board.len() as u64) < keep {
+                    send(sf, t0 + 100 * (r + 1), &[MSS]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn avoidance_grows_a_window_that_was_full() {
+        // `tcp_write_xmit` stops on a full window: `tcp_cwnd_validate(sk, true)`, and
+        // `tcp_reno_cong_avoid` adds one segment per window acknowledged.
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 10]);
+        assert!(sf.is_cwnd_limited);
+        hold_at(&mut sf, 0, 1, u64::MAX);
+        assert_eq!(sf.cwnd(), 11 * MSS as u64);
+    }
+
+    #[test]
+    fn avoidance_does_not_grow_a_window_never_full() {
+        // Nine of ten segments out, round after round: Linux never finds the window full, so
+        // `tcp_is_cwnd_limited` is false in congestion avoidance. (The RFC 7661-style test,
+        // nine in flight >= ten / 2, grew it by one segment per round.)
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 9]);
+        hold_at(&mut sf, 0, 5, 9);
+        assert!(!sf.is_cwnd_limited());
+        assert_eq!(sf.cwnd(), 10 * MSS as u64);
+        // Filling it once is enough for the window of data that follows.
+        send(&mut sf, 500, &[MSS]);
+        assert!(sf.is_cwnd_limited());
+        hold_at(&mut sf, 500, 1, 10);
+        assert_eq!(sf.cwnd(), 11 * MSS as u64);
+    }
+
+    #[test]
+    fn slow_start_grows_while_cwnd_below_twice_max_packets_out() {
+        // IW 10, the application sends 8: `tcp_is_cwnd_limited` in slow start is
+        // cwnd < 2 · max_packets_out, so the window reaches 16 and stops there (the
+        // stateless half-the-window test stopped at 13).
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 8]);
+        assert!(!sf.is_cwnd_limited);
+        assert_eq!(sf.max_packets_out, 8);
+        ack_all(&mut sf, 100, false);
+        assert_eq!(sf.cwnd(), 16 * MSS as u64);
+        assert!(sf.cc.in_slow_start());
+    }
+
+    #[test]
+    fn receive_window_limited_subflow_does_not_inflate_its_window() {
+        // A subflow held at 20 segments (the peer's window) while its cwnd allows 40. In
+        // congestion avoidance the window never fills, so it never grows (it grew to twice the
+        // flight before: 20 >= 40 / 2).
+        let mut sf = in_avoidance();
+        sf.cc.set_loss_window(40 * MSS as u64);
+        send(&mut sf, 0, &[MSS; 20]);
+        hold_at(&mut sf, 0, 10, 20);
+        assert_eq!(sf.cwnd(), 40 * MSS as u64);
+        // In slow start Linux lets it reach 2 · max_packets_out and no further.
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 10]);
+        hold_at(&mut sf, 0, 10, 20);
+        assert_eq!(sf.max_packets_out, 20);
+        assert_eq!(sf.cwnd(), 40 * MSS as u64);
+    }
+
+    #[test]
+    fn a_subflow_the_connection_holds_back_is_cwnd_limited_only_if_its_window_is_full() {
+        // `note_blocked_by_cwnd`: data waits for this subflow. Pacing or the peer's window
+        // holding it back with room in the window is not cwnd-limited; a full window is.
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 5]);
+        sf.note_blocked_by_cwnd();
+        assert!(!sf.is_cwnd_limited());
+        sf.cc.set_loss_window(5 * MSS as u64);
+        sf.note_blocked_by_cwnd();
+        assert!(sf.is_cwnd_limited());
+        // A new window of data with room left clears it (`tcp_cwnd_validate` once SND.UNA
+        // passed `cwnd_usage_seq`).
+        sf.cc.set_loss_window(10 * MSS as u64);
+        ack_all(&mut sf, 100, false);
+        send(&mut sf, 100, &[MSS]);
+        assert!(!sf.is_cwnd_limited());
     }
 
     #[test]
