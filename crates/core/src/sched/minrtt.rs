@@ -6,10 +6,14 @@
 //! * When the peer's receive window blocks new data, or nothing is left to send and the
 //!   application is blocked on a nearly full send buffer, Linux's `mptcp_rcv_buf_optimization`
 //!   (penalizing in the second case only once the buffer is full):
-//!   - penalization: every other subflow that carried the segment at the data-ACK left edge, has
-//!     a higher smoothed RTT than the subflow MinRTT picked and is not recovering from a loss
-//!     has its congestion window halved (at most once per its RTT); its ssthresh halves too
-//!     unless it is in slow start, which a penalty never ends (v0.9x);
+//!   - penalization: the first other subflow (in path order) that carried the segment at the
+//!     data-ACK left edge has its congestion window halved if it has a higher smoothed RTT than
+//!     the subflow MinRTT picked and is not recovering from a loss; its ssthresh halves too
+//!     unless it is in slow start, which a penalty never ends (v0.9x). The picked subflow
+//!     penalizes at most once per its own smoothed RTT: the kernel keeps `last_rbuf_opti` in
+//!     the picked subflow's scheduler state and compares against that subflow's `srtt_us`, so
+//!     a fast subflow may halve a slow one's window every few milliseconds, not once per the
+//!     slow one's (possibly queue-inflated) RTT;
 //!   - opportunistic retransmission: the picked subflow resends that segment if it has not
 //!     carried it and if doing so can help: it is more than 4 times faster (srtt) than every
 //!     subflow that carried it, or such a carrier's window is down to 4 segments. Resending the
@@ -23,11 +27,14 @@ use crate::packet::PathId;
 use crate::sched::common::fastest_where;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
+use crate::time::{Duration, Time};
 
 #[derive(Debug)]
 pub struct MinRtt {
     opportunistic: bool,
     penalize: bool,
+    /// Per subflow, when it last penalized another (`defsched_priv.last_rbuf_opti`).
+    last_penalty: Vec<Option<Time>>,
 }
 
 impl MinRtt {
@@ -35,12 +42,14 @@ impl MinRtt {
         MinRtt {
             opportunistic: true,
             penalize,
+            last_penalty: Vec::new(),
         }
     }
     pub fn plain() -> Self {
         MinRtt {
             opportunistic: false,
             penalize: false,
+            last_penalty: Vec::new(),
         }
     }
 
@@ -48,7 +57,7 @@ impl MinRtt {
     /// caller allows penalization (always when the receive window blocks; when the send buffer
     /// is what blocks, only once it is full, `!sk_stream_memory_free(meta_sk)`).
     fn opportunistic_retransmission(
-        &self,
+        &mut self,
         ctx: &mut SchedCtx<'_>,
         p: PathId,
         penal: bool,
@@ -62,16 +71,7 @@ impl MinRtt {
         let my_rtt = ctx.subflow(p).srtt()?;
         let carriers = (0..ctx.npaths() as PathId).filter(|&q| q != p && rec.sent_on(q));
         if self.penalize && penal {
-            for q in carriers.clone() {
-                let sf = ctx.subflow(q);
-                let open = matches!(
-                    sf.state(),
-                    SubflowState::SlowStart | SubflowState::CongestionAvoidance
-                );
-                if open && sf.srtt().is_some_and(|r| my_rtt < r) {
-                    ctx.penalize(q);
-                }
-            }
+            self.penalize_slower_carrier(ctx, p, my_rtt);
         }
         if rec.sent_on(p) {
             return None;
@@ -82,6 +82,40 @@ impl MinRtt {
             sf.cwnd() <= 4 * mss || sf.srtt().is_some_and(|r| my_rtt.0.saturating_mul(4) < r.0)
         });
         helps.then_some(Assignment { path: p, seg: left })
+    }
+}
+
+impl MinRtt {
+    /// The penalty half of `mptcp_rcv_buf_optimization`: only the first carrier of the left
+    /// edge in subflow order is considered (the kernel's loop breaks there whether or not it
+    /// penalized), and `p` penalizes again only once its own sRTT has passed since its last
+    /// penalty.
+    fn penalize_slower_carrier(&mut self, ctx: &mut SchedCtx<'_>, p: PathId, my_rtt: Duration) {
+        let n = ctx.npaths();
+        if self.last_penalty.len() < n {
+            self.last_penalty.resize(n, None);
+        }
+        let now = ctx.now;
+        if self.last_penalty[p as usize].is_some_and(|t| now.saturating_since(t) < my_rtt) {
+            return;
+        }
+        let left = ctx.meta().base_seg();
+        let Some(rec) = ctx.meta().seg(left).copied() else {
+            return;
+        };
+        let Some(q) = (0..n as PathId).find(|&q| q != p && rec.sent_on(q)) else {
+            return;
+        };
+        let sf = ctx.subflow(q);
+        // `icsk_ca_state == TCP_CA_Open`: not in recovery or loss.
+        let open = matches!(
+            sf.state(),
+            SubflowState::SlowStart | SubflowState::CongestionAvoidance
+        );
+        if open && sf.srtt().is_some_and(|r| my_rtt < r) {
+            ctx.penalize(q);
+            self.last_penalty[p as usize] = Some(now);
+        }
     }
 }
 
@@ -345,6 +379,23 @@ mod tests {
         assert_eq!(ex.cwnd_segs(0), w0 / 2);
         // Still blocked, but the fast subflow already carries the left edge: nothing more.
         assert_eq!(ex.send(), []);
+    }
+
+    #[test]
+    fn penalties_are_timed_by_the_fast_subflows_rtt_not_the_slow_ones() {
+        // v0.94 keeps `last_rbuf_opti` on the picked subflow and compares against its own sRTT
+        // (p1, about 10 ms here), not the penalized p0's 100 ms.
+        let (mut ex, left_edge, w0) = left_edge_on_slow_subflow("minrtt");
+        assert_eq!(ex.send(), [(1, left_edge, Reinject)]);
+        assert_eq!(ex.cwnd_segs(0), w0 / 2);
+        // Still blocked 5 ms later (the copy on its way): within p1's sRTT, no second penalty.
+        ex.at(115);
+        assert_eq!(ex.send(), []);
+        assert_eq!(ex.cwnd_segs(0), w0 / 2);
+        // 15 ms after the first, past p1's sRTT but far from p0's: halved again.
+        ex.at(125);
+        assert_eq!(ex.send(), []);
+        assert_eq!(ex.cwnd_segs(0), w0 / 4);
     }
 
     #[test]

@@ -264,7 +264,6 @@ pub struct SubflowSender {
     rto_count: u64,
     spurious_rtos: u64,
     tlp_probes: u64,
-    penalized_at: Option<Time>,
     /// The server side of the subflow's handshake is complete: until then no data may go on
     /// it (see [`SubflowSender::set_pending`]).
     established: bool,
@@ -463,7 +462,6 @@ impl SubflowSender {
             rto_count: 0,
             spurious_rtos: 0,
             tlp_probes: 0,
-            penalized_at: None,
             established: true,
             scratch: Vec::new(),
             is_cwnd_limited: false,
@@ -1455,19 +1453,11 @@ impl SubflowSender {
         self.cc.on_congestion_event(now, w);
     }
 
-    /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): at most once
-    /// per RTT, halve the window of the subflow that holds back the connection.
-    pub fn penalize(&mut self, now: Time) -> bool {
-        let rtt = self.rtt.srtt().unwrap_or(Duration::from_millis(100));
-        if self
-            .penalized_at
-            .is_some_and(|t| now.saturating_since(t) < rtt)
-        {
-            return false;
-        }
-        self.penalized_at = Some(now);
+    /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): halve the
+    /// window of the subflow that holds back the connection. How often is the scheduler's
+    /// business: the kernel times it by the subflow that penalizes, not this one (`minrtt`).
+    pub fn penalize(&mut self, now: Time) {
         self.cc.penalize(now);
-        true
     }
 
     /// True when nothing is outstanding on this subflow.
