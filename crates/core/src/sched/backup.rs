@@ -193,11 +193,10 @@ mod tests {
             .filter(|s| s.0 == 1)
             .map(|s| s.1)
             .collect();
-        assert_eq!(
-            second[..again.len()],
-            again[..],
-            "p0's outstanding data first"
-        );
+        // As much as the backup's window takes, oldest first.
+        let k = second.len().min(again.len());
+        assert!(k > 0, "nothing resent: {second:?}");
+        assert_eq!(second[..k], again[..k], "p0's outstanding data first");
     }
 
     #[test]
