@@ -207,25 +207,7 @@ mod tests {
         ex.fire_loss_probe();
         // p0's retransmission arrives and the receiver acknowledges everything p0 carried: the
         // loss state ends.
-        let (end, ts) = ex
-            .wire
-            .iter()
-            .filter(|(d, _)| d.path == 0)
-            .fold((0, 0), |(e, t), (d, _)| (e.max(d.end()), t.max(d.ts_val)));
-        let ack = crate::packet::Ack {
-            path: 0,
-            ack: end,
-            sack: Default::default(),
-            nsack: 0,
-            data_ack: 4 * MSS,
-            rwnd: 1000 * MSS,
-            ts_ecr: ts,
-            ts_val: 0,
-            owd_echo: None,
-        };
-        ex.at(1_050);
-        let now = ex.now;
-        ex.conn.handle_input(now, &ack);
+        acked(&mut ex, 0, 1_050, 4);
         let sent = ex.send();
         assert!(!sent.is_empty());
         assert!(sent.iter().all(|s| s.0 == 0), "{sent:?}");
