@@ -134,6 +134,22 @@ fn pattern(n: usize, salt: u8) -> Vec<u8> {
     (0..n).map(|i| ((i * 31 + i / 977) as u8) ^ salt).collect()
 }
 
+/// Send `data` through `s` to an echo upstream: written from a thread and half-closed, while
+/// this thread reads everything that comes back until the proxy closes.
+fn echo_through(s: &TcpStream, data: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut w = s.try_clone()?;
+    let up = data.to_vec();
+    let writer = std::thread::spawn(move || {
+        w.write_all(&up).unwrap();
+        w.shutdown(std::net::Shutdown::Write).unwrap();
+    });
+    let mut got = Vec::new();
+    // A failed read is the error to report; the writer may have failed with it.
+    (&*s).read_to_end(&mut got)?;
+    writer.join().unwrap();
+    Ok(got)
+}
+
 /// An upstream that echoes every byte.
 fn echo_server() -> u16 {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -240,16 +256,7 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
     for (n, p) in names.iter().zip(&ports) {
         let s = socks_connect(pair.socks, "127.0.0.1", *p).unwrap_or_else(|c| panic!("{n}: {c}"));
         let data = pattern(1 << 20, 3);
-        let mut w = s.try_clone().unwrap();
-        let up = data.clone();
-        let writer = std::thread::spawn(move || {
-            w.write_all(&up).unwrap();
-            w.shutdown(std::net::Shutdown::Write).unwrap();
-        });
-        let mut got = Vec::new();
-        (&s).read_to_end(&mut got)
-            .unwrap_or_else(|e| panic!("{n}: {e}"));
-        writer.join().unwrap();
+        let got = echo_through(&s, &data).unwrap_or_else(|e| panic!("{n}: {e}"));
         assert!(got == data, "{n}: {} bytes back, differ", got.len());
     }
     // Each connection's stats line names the scheduler the policy chose.
@@ -544,16 +551,8 @@ fn echo_is_byte_exact_with_early_data_and_fresh_subflows() {
             let s = socks_connect(pair.socks, "127.0.0.1", port)
                 .unwrap_or_else(|c| panic!("{extra:?} connection {k}: SOCKS reply {c}"));
             let sent = pattern(256 * 1024 + k, k as u8);
-            let mut w = s.try_clone().unwrap();
-            let data = sent.clone();
-            let writer = std::thread::spawn(move || {
-                w.write_all(&data).unwrap();
-                w.shutdown(std::net::Shutdown::Write).unwrap();
-            });
-            let mut got = Vec::new();
-            (&s).read_to_end(&mut got)
-                .unwrap_or_else(|e| panic!("{extra:?} connection {k}: {e}"));
-            writer.join().unwrap();
+            let got =
+                echo_through(&s, &sent).unwrap_or_else(|e| panic!("{extra:?} connection {k}: {e}"));
             assert!(
                 got == sent,
                 "{extra:?} connection {k}: {} of {} bytes, or different ones",
