@@ -751,16 +751,12 @@ impl SenderConnection {
     /// Earliest retransmission timer (a subflow's or the connection's), or the time pacing
     /// lets a held-back segment leave.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let subflows = self
-            .subflows
+        self.subflows
             .iter()
             .flat_map(|s| [s.retransmission_timer(), s.pacing_release_time()])
+            .chain([self.msk.as_ref().and_then(MskRetrans::deadline)])
             .flatten()
-            .min();
-        match self.msk.as_ref().and_then(MskRetrans::deadline) {
-            Some(t) => Some(subflows.map_or(t, |s| s.min(t))),
-            None => subflows,
-        }
+            .min()
     }
 
     pub fn handle_timeout(&mut self, now: Time) {

@@ -510,7 +510,7 @@ impl SubflowSender {
     /// Room for one more full segment in the congestion window (never before the subflow is
     /// established, so that no scheduler can use it, nor while pacing holds it back).
     pub fn has_cwnd_space(&self) -> bool {
-        self.established && self.in_flight + self.mss as u64 <= self.cc.window() && !self.paced_out
+        self.established && !self.cwnd_full() && !self.paced_out
     }
     /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
