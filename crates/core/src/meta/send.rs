@@ -786,11 +786,8 @@ impl SendBuffer {
     /// (upstream's MPTCP-level retransmission knows only the data-ACK): count it with the
     /// reinjections, since [`SendBuffer::on_transmit`] counts only a first copy on a path.
     pub fn count_resend(&mut self, no: SegNo) {
-        if let Some(s) = no
-            .checked_sub(self.base)
-            .and_then(|i| self.segs.get(i as usize))
-        {
-            self.reinjected_bytes += s.len as u64;
+        if let Some(len) = self.seg(no).map(|s| s.len) {
+            self.reinjected_bytes += len as u64;
             self.reinjected_segments += 1;
         }
     }

@@ -23,7 +23,7 @@
 //! Variants: `minrtt:nopenalty` keeps opportunistic retransmission without penalization;
 //! `minrtt:noor` has neither (plain MinRTT), to show the host-buffer effect of Shi et al., USENIX ATC 2018, Eq. 1.
 
-use crate::packet::PathId;
+use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::common::fastest_where;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::subflow::sender::SubflowState;
@@ -34,7 +34,7 @@ pub struct MinRtt {
     opportunistic: bool,
     penalize: bool,
     /// Per subflow, when it last penalized another (`defsched_priv.last_rbuf_opti`).
-    last_penalty: Vec<Option<Time>>,
+    last_penalty: [Option<Time>; MAX_PATHS],
 }
 
 impl MinRtt {
@@ -42,14 +42,14 @@ impl MinRtt {
         MinRtt {
             opportunistic: true,
             penalize,
-            last_penalty: Vec::new(),
+            last_penalty: [None; MAX_PATHS],
         }
     }
     pub fn plain() -> Self {
         MinRtt {
             opportunistic: false,
             penalize: false,
-            last_penalty: Vec::new(),
+            last_penalty: [None; MAX_PATHS],
         }
     }
 
@@ -71,7 +71,9 @@ impl MinRtt {
         let my_rtt = ctx.subflow(p).srtt()?;
         let carriers = (0..ctx.npaths() as PathId).filter(|&q| q != p && rec.sent_on(q));
         if self.penalize && penal {
-            self.penalize_slower_carrier(ctx, p, my_rtt);
+            if let Some(q) = carriers.clone().next() {
+                self.penalize_slower_carrier(ctx, p, q, my_rtt);
+            }
         }
         if rec.sent_on(p) {
             return None;
@@ -83,29 +85,22 @@ impl MinRtt {
         });
         helps.then_some(Assignment { path: p, seg: left })
     }
-}
 
-impl MinRtt {
-    /// The penalty half of `mptcp_rcv_buf_optimization`: only the first carrier of the left
-    /// edge in subflow order is considered (the kernel's loop breaks there whether or not it
-    /// penalized), and `p` penalizes again only once its own sRTT has passed since its last
-    /// penalty.
-    fn penalize_slower_carrier(&mut self, ctx: &mut SchedCtx<'_>, p: PathId, my_rtt: Duration) {
-        let n = ctx.npaths();
-        if self.last_penalty.len() < n {
-            self.last_penalty.resize(n, None);
-        }
+    /// The penalty half of `mptcp_rcv_buf_optimization`: `q` is the first carrier of the left
+    /// edge in subflow order, the only one considered (the kernel's loop breaks there whether
+    /// or not it penalized), and `p` penalizes again only once its own sRTT has passed since
+    /// its last penalty.
+    fn penalize_slower_carrier(
+        &mut self,
+        ctx: &mut SchedCtx<'_>,
+        p: PathId,
+        q: PathId,
+        my_rtt: Duration,
+    ) {
         let now = ctx.now;
         if self.last_penalty[p as usize].is_some_and(|t| now.saturating_since(t) < my_rtt) {
             return;
         }
-        let left = ctx.meta().base_seg();
-        let Some(rec) = ctx.meta().seg(left).copied() else {
-            return;
-        };
-        let Some(q) = (0..n as PathId).find(|&q| q != p && rec.sent_on(q)) else {
-            return;
-        };
         let sf = ctx.subflow(q);
         // `icsk_ca_state == TCP_CA_Open`: not in recovery or loss.
         let open = matches!(
