@@ -433,14 +433,10 @@ def fig6_sweeps(ctx: Any) -> list[dict]:
     loss = FIG6_LOSS[1::2] if ctx.quick else FIG6_LOSS
     sweeps = []
     for p in loss:
-        paths = [
-            _path("p1", rate="100Mbit", queue="1000pkt", loss=0.00005, reverse_loss=0.00005),
-            _path("p2", rate="100Mbit", queue="1000pkt", loss=p, reverse_loss=p),
-        ]
         sweeps.append(
             {
                 "name": f"cech-fig6-loss{p:g}",
-                "scenario": _scenario(paths, _duration(ctx, "20s", "5s")),
+                "scenario": lossy_scenario(loss=p, duration=_duration(ctx, "20s", "5s")),
                 "schedulers": FIELD,
                 "reps": 2 if ctx.quick else 3,
             }

@@ -120,27 +120,8 @@ def test_blest_and_ecf_fall_back_to_the_fast_flow_under_heterogeneous_delay():
         assert b["p1"] / (b["p1"] + b["p2"]) >= 0.9, (s, b)
 
 
-LOSSY = {
-    "path": [
-        {
-            "name": "p1",
-            "rate": "100Mbit",
-            "rtt": "1ms",
-            "queue": "1000pkt",
-            "loss": 0.00005,
-            "reverse_loss": 0.00005,
-        },
-        {
-            "name": "p2",
-            "rate": "100Mbit",
-            "rtt": "1ms",
-            "queue": "1000pkt",
-            "loss": 0.01,
-            "reverse_loss": 0.01,
-        },
-    ],
-    "workload": {"kind": "bulk", "duration": "10s"},
-}
+# Fig. 6's setting at p2 1% loss, 10 s.
+LOSSY = presets_cech.lossy_scenario()
 MUSHER_LOSSY_MISS = pytest.mark.skip(
     reason="measured 2026-11-24 on 34df2c9 (10 s, p2 1% loss, base RTT 1 ms): MuSher keeps p1 "
     "at 0.68 utilization, what p2 alone carries at that loss (single-path 0.69): its strict "
