@@ -1,8 +1,9 @@
 //! Determinism guard (issue "Speed at scale", Must show: "a commit that is only about speed
 //! leaves every result bit-identical"). A fixed set of runs (1, 2, 4 and 8 paths; minrtt,
-//! dems-f, linux, rr, blest, ecf; bulk and chunk trains; some with random loss) is compared,
-//! key by key and bit for bit, against the run JSON committed in `tests/golden/determinism/`
-//! (minus `wall_time_s`, the only key that measures the host rather than the simulation).
+//! dems-f, dems-s, linux, rr, blest, ecf; bulk and chunk trains; some with random loss) is
+//! compared, key by key and bit for bit, against the run JSON committed in
+//! `tests/golden/determinism/` (minus `wall_time_s`, the only key that measures the host rather
+//! than the simulation).
 //!
 //! The golden files change only on purpose: `MPSCHED_BLESS=1 cargo test --release -p
 //! mpsched-sim --test determinism` rewrites them (`tools/bless-determinism.sh`), and the commit
@@ -35,7 +36,7 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let scheds = ["minrtt", "dems-f", "linux", "rr", "blest", "ecf"];
+    let scheds = ["minrtt", "dems-f", "dems-s", "linux", "rr", "blest", "ecf"];
     for n in [1usize, 2, 4, 8] {
         for sched in scheds {
             // Bulk: 40 Mbit/s aggregate for 1 s, CUBIC (the default).
