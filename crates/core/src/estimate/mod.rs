@@ -32,6 +32,22 @@ const _: () = assert!(BINS <= 128);
 /// ΔOWD samples kept for the standard deviation.
 const DELTA_WINDOW: usize = 64;
 
+/// The OWD above a path's highest populated bin ([`Estimator::owd_above`]): the bin's EWMA
+/// plus the bytes in flight beyond its middle at the slope of the two highest bins.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OwdAbove {
+    from: u64,
+    base: f64,
+    slope: f64,
+}
+
+impl OwdAbove {
+    /// The OWD at `bif` bytes in flight, ns (for `bif` above the highest populated bin).
+    pub fn at(&self, bif: u64) -> f64 {
+        self.base + self.slope * bif.saturating_sub(self.from) as f64
+    }
+}
+
 #[derive(Clone, Debug)]
 struct PathEstimate {
     bins: Vec<Option<f64>>,
@@ -214,18 +230,36 @@ impl Estimator {
                 Some(at(b) + f * (at(a) - at(b)))
             }
             (None, Some(a)) => Some(at(a)),
-            (Some(b), None) => {
-                let slope = highest_below(b).map_or(0.0, |b2| {
-                    let s = (at(b) - at(b2)) / ((b - b2) as u64 * BIF_BIN_BYTES) as f64;
-                    // ns per byte; 8e9 / bps is the serialization time of one byte.
-                    let cap = pe.bw_bps.map_or(0.0, |bw| 8e9 / bw);
-                    s.clamp(0.0, cap)
-                });
-                let extra = bif.saturating_sub(b as u64 * BIF_BIN_BYTES + BIF_BIN_BYTES / 2);
-                Some(at(b) + slope * extra as f64)
-            }
+            (Some(_), None) => Some(self.owd_above(p).expect("populated").at(bif)),
             (None, None) => None,
         }
+    }
+
+    /// [`Estimator::owd`] above path `p`'s highest populated bin, where it grows with the
+    /// bytes in flight themselves: its parameters until the next sample, so that a caller
+    /// asking for many copies there computes the slope once (`None` before the first sample).
+    pub fn owd_above(&self, p: usize) -> Option<OwdAbove> {
+        let pe = &self.paths[p];
+        if pe.populated == 0 {
+            return None;
+        }
+        let b = 127 - pe.populated.leading_zeros() as usize;
+        let at = |i: usize| pe.bins[i].expect("populated");
+        let below = pe.populated & ((1u128 << b) - 1);
+        let slope = if below == 0 {
+            0.0
+        } else {
+            let b2 = 127 - below.leading_zeros() as usize;
+            let s = (at(b) - at(b2)) / ((b - b2) as u64 * BIF_BIN_BYTES) as f64;
+            // ns per byte; 8e9 / bps is the serialization time of one byte.
+            let cap = pe.bw_bps.map_or(0.0, |bw| 8e9 / bw);
+            s.clamp(0.0, cap)
+        };
+        Some(OwdAbove {
+            from: b as u64 * BIF_BIN_BYTES + BIF_BIN_BYTES / 2,
+            base: at(b),
+            slope,
+        })
     }
 
     /// The 10 KB bin of `bif` bytes in flight on path `p`, if [`Estimator::owd`] answers the same

@@ -1028,6 +1028,33 @@ mod tests {
     }
 
     #[test]
+    fn four_subflows_dems_s_group_search_answers_as_the_walk() {
+        // dems-s's reinjection search in a closed chunk looks at one copy per (subflow, OWD
+        // bin) and at the segments with several copies; every search is checked against the
+        // walk over the chunk (cfg(test), in `DemsN::reinjection`). Rounds of partial ACKs
+        // move copies between groups (several copies, received, resent); OWD samples at
+        // growing bytes in flight make bins constant and leave copies above the highest
+        // populated bin (the extrapolated OWD).
+        let mut n = net("dems-s", &[6, 5, 4, 3]);
+        n.owd(&[10, 25, 45, 80]).write(60, true);
+        let mut copies = n.drain().len();
+        for round in 1..=12u64 {
+            n.at_ms(7 * round);
+            for p in 0..4 {
+                let bif = 10_000 * (round + p as u64) % 90_000;
+                let owd = [10, 25, 45, 80][p] + round % 5;
+                n.est.on_owd_sample(p, n.now, bif, n.now.0 + owd * MS);
+                let outstanding = n.sent[p].len() - n.acked[p];
+                if outstanding > 0 && !(round + p as u64).is_multiple_of(3) {
+                    n.ack(p, outstanding.min(2));
+                }
+            }
+            copies += n.drain().len();
+        }
+        assert!(copies > 60 + 20, "few reinjections to compare: {copies}");
+    }
+
+    #[test]
     fn three_subflows_met_dems_f_copies_only_while_eq11_holds() {
         // δ = 5 ms: path 0 may copy a byte of path q while now − t_q ≤ OWD_q − 10 ms + 5 ms,
         // i.e. path 2's bytes for 55 ms, path 1's for 25 ms. Every search of the closed

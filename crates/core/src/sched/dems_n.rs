@@ -56,13 +56,17 @@
 //! buffer keeps ([`SendBuffer::unsent_runs`]), not from a scan of the chunk; dems-f's
 //! reinjection candidates in a closed chunk come from an index of its copies ([`Copies`]),
 //! updated from the buffer's journal of transmissions and receptions ([`TxEvent`]) and searched
-//! by a bound on the expected arrival. Both give exactly what the scans gave; an open chunk
-//! (which may still grow) is still walked, and so are dems-s's chunks, where the walk is
-//! faster. Tests check the index against the walk on every search.
+//! by a bound on the expected arrival; dems-s's from groups of single copies by subflow and
+//! OWD bin, where the latest send of a group is its latest arrival ([`laggards`]). All give
+//! exactly what the scans gave; an open chunk (which may still grow) is still walked. Tests
+//! check the indexes against the walk on every search.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::estimate::{Estimator, OWD_BINS};
+mod laggards;
+use laggards::Laggards;
+
+use crate::estimate::{Estimator, OwdAbove, OWD_BINS};
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer, TxEvent};
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::dems::{chunk_at, NetView, Params, Reinjection, SendLog};
@@ -92,8 +96,10 @@ pub struct DemsN {
     plans: Vec<Plan>,
     log: SendLog,
     memo: OwdMemo,
-    /// The copies of closed, fully transmitted chunks, indexed for reinjection.
+    /// The copies of closed, fully transmitted chunks, indexed for reinjection: dems-f's.
     copies: Vec<Copies>,
+    /// The same for dems-s, grouped by subflow and OWD bin.
+    laggards: Vec<Laggards>,
     /// The buffer keeps a journal of transmission-record changes for `copies` (while any).
     journal_on: bool,
     events: Vec<TxEvent>,
@@ -111,6 +117,9 @@ struct OwdMemo {
     decision: u64,
     /// (decision it was filled in, value), by `path * OWD_BINS + bin`.
     slots: Vec<(u64, f64)>,
+    /// Per path, (decision, [`Estimator::owd_above`]): copies above the highest populated bin
+    /// (many, while a subflow's window grows past its samples) share its slope.
+    above: [(u64, Option<OwdAbove>); MAX_PATHS],
 }
 
 impl OwdMemo {
@@ -118,6 +127,7 @@ impl OwdMemo {
         OwdMemo {
             decision: 1,
             slots: vec![(0, 0.0); MAX_PATHS * OWD_BINS],
+            above: [(0, None); MAX_PATHS],
         }
     }
 
@@ -136,7 +146,19 @@ impl OwdMemo {
         q: PathId,
         seg: SegNo,
     ) -> Option<f64> {
-        let at_send = match (view.measured(), log.bif(seg, q)) {
+        self.owd_at(est, view, q, log.bif(seg, q))
+    }
+
+    /// [`copy_owd`] of a copy on `q` logged with `bif` bytes in flight.
+    #[inline(always)]
+    fn owd_at(
+        &mut self,
+        est: &Estimator,
+        view: &NetView,
+        q: PathId,
+        bif: Option<u64>,
+    ) -> Option<f64> {
+        let at_send = match (view.measured(), bif) {
             (true, Some(b)) => match est.owd_bin_if_constant(q as usize, b) {
                 Some(bin) => {
                     let slot = &mut self.slots[q as usize * OWD_BINS + bin];
@@ -150,7 +172,14 @@ impl OwdMemo {
                         v
                     }
                 }
-                None => est.owd(q as usize, b),
+                // Above the highest populated bin, or no sample yet (`None` then).
+                None => {
+                    let a = &mut self.above[q as usize];
+                    if a.0 != self.decision {
+                        *a = (self.decision, est.owd_above(q as usize));
+                    }
+                    a.1.map(|a| a.at(b))
+                }
             },
             _ => None,
         };
@@ -179,6 +208,7 @@ impl DemsN {
             log: SendLog::default(),
             memo: OwdMemo::new(),
             copies: Vec::new(),
+            laggards: Vec::new(),
             journal_on: false,
             events: Vec::new(),
             max_bif: [0; MAX_PATHS],
@@ -445,10 +475,31 @@ impl DemsN {
         };
         judge.memo.next_decision();
         let meta = ctx.meta();
-        // dems-s copies nearly every byte, and its searches visit about 50 copies each (the
-        // bound is loose by the spread of the OWD bins): there the sequential walk is faster in
-        // time despite more instructions (BENCHMARKS.md, "DEMS decisions at 8 paths"), so only
-        // dems-f indexes, and only closed chunks.
+        // Closed chunks are indexed (an open one may still grow): dems-f's copies by carrier
+        // and send time, searched under a bound on the expected arrival; dems-s's, which
+        // copies nearly every byte and has no Eq. 11/12 gate, by subflow and OWD bin, where one
+        // entry per group decides (that bound was loose by the spread of the bins, and the
+        // walk was faster: BENCHMARKS.md, "DEMS decisions at 8 paths").
+        if !adaptive && c.closed {
+            let k = match self.laggards.iter().position(|k| k.chunk == c.id) {
+                Some(k) => k,
+                None => {
+                    self.laggards.push(Laggards::build(meta, c, judge.log));
+                    self.laggards.len() - 1
+                }
+            };
+            let best = self.laggards[k]
+                .best(&mut judge)
+                .unwrap_or_else(|| walk(meta, c, &mut judge));
+            #[cfg(test)]
+            {
+                let bits = |b: Option<(f64, SegNo)>| b.map(|(a, s)| (a.to_bits(), s));
+                let walked = walk(meta, c, &mut judge);
+                assert_eq!(bits(walked), bits(best), "chunk {} subflow {j}", c.id);
+            }
+            let seg = best?.1;
+            return ctx.may_send(seg).then_some(seg);
+        }
         let index = match self.copies.iter().position(|k| k.chunk == c.id) {
             Some(k) => Some(k),
             None if c.closed && adaptive => {
@@ -487,23 +538,25 @@ impl DemsN {
     /// decision.
     fn apply_tx_events(&mut self, meta: &mut SendBuffer, est: &Estimator) {
         meta.take_tx_events(&mut self.events);
-        if !self.copies.is_empty() {
+        if !self.copies.is_empty() || !self.laggards.is_empty() {
             for e in &self.events {
-                match *e {
+                let (seg, chunk, gone) = match *e {
                     TxEvent::Renumbered => {
                         self.copies.clear();
+                        self.laggards.clear();
                         break;
                     }
                     TxEvent::Sent { seg, chunk, .. } | TxEvent::Returned { seg, chunk, .. } => {
-                        if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == chunk) {
-                            k.relist(seg, meta.seg(seg), est);
-                        }
+                        (seg, chunk, false)
                     }
-                    TxEvent::Done { seg, chunk } => {
-                        if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == chunk) {
-                            k.relist(seg, None, est);
-                        }
-                    }
+                    TxEvent::Done { seg, chunk } => (seg, chunk, true),
+                };
+                let rec = if gone { None } else { meta.seg(seg) };
+                if let Some(k) = self.copies.iter_mut().find(|k| k.chunk == chunk) {
+                    k.relist(seg, rec, est);
+                }
+                if let Some(k) = self.laggards.iter_mut().find(|k| k.chunk == chunk) {
+                    k.relist(seg, rec, &self.log);
                 }
             }
         }
@@ -816,7 +869,7 @@ impl Scheduler for DemsN {
         let a = self.decide(ctx);
         // The buffer journals transmissions only while a chunk is indexed (the index was
         // built from the records as they are now, nothing before matters).
-        let want = !self.copies.is_empty();
+        let want = !self.copies.is_empty() || !self.laggards.is_empty();
         if want != self.journal_on {
             ctx.meta_mut().record_tx_events(want);
             self.journal_on = want;
@@ -832,6 +885,7 @@ impl DemsN {
         if let Some(front) = ctx.meta().current_chunk().map(|c| c.id) {
             self.plans.retain(|p| p.chunk >= front);
             self.copies.retain(|k| k.chunk >= front);
+            self.laggards.retain(|k| k.chunk >= front);
         }
         self.log.prune(ctx.meta().base_seg());
         let view = NetView::new(ctx, &self.params);
