@@ -225,17 +225,19 @@ fn fig9_rtsc_lowers_p95(cc: &str) {
 }
 
 /// The paper's own sender runs MPTCP-LIA (§VI-C). Ignored until 892ecc5 (at c1 = 6 Mbit/s
-/// goodput 34.41 Mbit/s < 0.98 f; at 23 and 35 Mbit/s p95 rtsc 0.017 vs default 0.015 s); since
-/// windows grow only when Linux's `tcp_is_cwnd_limited` allows: 5.671 -> 0.234 s, 1.070 ->
-/// 0.329 s, 0.219 -> 0.050 s, 0.015 -> 0.015 s, goodput 35.82 Mbit/s.
+/// goodput 34.41 Mbit/s < 0.98 f; at 23 and 35 Mbit/s p95 rtsc 0.017 vs default 0.015 s).
+/// Since the receiver counts arrivals in MSS-sized packets (bytes / MSS, the unit of `f` and of
+/// the model) instead of segments: 5.671 -> 0.021 s, 1.070 -> 0.016 s, 0.219 -> 0.022 s,
+/// 0.015 -> 0.015 s, goodput 35.82 Mbit/s (counting segments: 0.234, 0.329, 0.050, 0.015 s).
 #[test]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting_lia() {
     fig9_rtsc_lowers_p95("lia");
 }
 
 /// Reno, the model R-TSC builds on (§III-B). Ignored until 892ecc5 (at 23 Mbit/s p95 rtsc
-/// 0.025 vs default 0.015 s); since: 6.140 -> 0.055 s, 1.070 -> 0.045 s, 0.240 -> 0.018 s,
-/// 0.015 -> 0.015 s.
+/// 0.025 vs default 0.015 s); since arrivals count in MSS-sized packets: 6.140 -> 0.046 s,
+/// 1.070 -> 0.068 s, 0.240 -> 0.029 s, 0.015 -> 0.015 s (counting segments: 0.055, 0.045,
+/// 0.018, 0.015 s).
 #[test]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting() {
     fig9_rtsc_lowers_p95("reno");
@@ -244,11 +246,16 @@ fn rtsc_lowers_p95_application_delay_in_fig9_setting() {
 /// CUBIC, Linux's default (the issue: R-TSC works with LIA, OLIA and CUBIC senders). Passed
 /// until the senders grew their windows only when Linux's `tcp_is_cwnd_limited` allows (892ecc5):
 /// p95 default -> rtsc 5.402 -> 0.144 s, 0.566 -> 0.039 s, 0.249 -> 0.023 s, 0.167 -> 0.027 s at
-/// c1 = 6, 12, 23, 35 Mbit/s. Since then the default receiver's p95 at 23 Mbit/s is WiFi's
-/// 15 ms minimum RTT (rr senders no longer inflate windows they never fill), and R-TSC's
-/// duplicate ACKs can only add to it. The same change made the Reno and LIA variants above pass.
+/// c1 = 6, 12, 23, 35 Mbit/s. At 23 Mbit/s the default receiver's 15 ms is not a queue-free
+/// split but the rr sender's lockstep: each 1448-byte stream packet leaves as a 1420-byte
+/// segment and a 28-byte tail, rr alternates them, and with windows that no longer grow unused
+/// the full segments all go to LTE (35 of its 40 Mbit/s, no queue) and WiFi carries the tails.
+/// R-TSC's first duplicate ACKs shift that phase: WiFi then carries the full segments at its
+/// 22 Mbit/s and queues, and Eq. 10 keeps it there because LTE, never queueing, shows R-TSC only
+/// the rate it carries as its capacity (§V-1: `c` is learned while a path queues). Figure:
+/// bench/rtsc_fig9_cubic_23.py, docs/img/rtsc-fig9-cubic-23.png.
 #[test]
-#[ignore = "measured 2026-11-24 on 892ecc5: at c1 = 23 Mbit/s p95 default 0.015 s, rtsc 0.021 s (6, 12, 35 Mbit/s pass: 4.798 -> 0.093 s, 0.575 -> 0.040 s, 0.167 -> 0.026 s; goodput 35.79-35.82 Mbit/s); needs rtsc <= default"]
+#[ignore = "measured 2026-11-24 on rtsc-trace (90529fb + arrivals counted in MSS-sized packets): at c1 = 23 Mbit/s p95 default 0.015 s, rtsc 0.025 s (6, 12, 35 Mbit/s pass: 4.798 -> 0.093 s, 0.575 -> 0.039 s, 0.167 -> 0.017 s; goodput 35.80-35.82 Mbit/s); needs rtsc <= default"]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting_cubic() {
     fig9_rtsc_lowers_p95("cubic");
 }

@@ -9,7 +9,12 @@
 //! * every `δt` ([`UPDATE_INTERVAL`]), from the packets counted since the last update
 //!   (EstimateSubflowPath): `w ← α w + (1−α) pkts · T^R / Δt`, `x ← β x + (1−β) pkts / Δt`,
 //!   and the capacity `c ← x` while the path queues (`T^R > T^p`, taken as `T^q > T^p / 10`);
-//!   `W^BDP = c · T^p`;
+//!   `W^BDP = c · T^p`. A "packet" is an MSS-sized one, the unit of the model (§III: windows
+//!   and `W^BDP = c · T^p` in full packets) and of `f`: arrivals count `len / MSS`. Counting
+//!   segments instead mixed units whenever the sender sent short ones (an application-limited
+//!   sender with room in its window sends each write at once; a 1448-byte stream packet over a
+//!   1420-byte MPTCP MSS leaves a 28-byte tail), so `x`, `c` and `w` were up to twice the
+//!   byte rate while Eq. 10 compared them with `f` in full packets;
 //! * the application rate `f` (Eq. 20) as the rate at which in-order data reaches the
 //!   application: our receiving application reads at once, so its play-back buffer never
 //!   grows and Eq. 20's buffer term is the delivery rate itself.
@@ -41,7 +46,8 @@ struct PathEst {
     /// Minimum and latest one-way delay sample (receiver clock − sender timestamp), ns.
     owd_min: Option<i64>,
     owd: i64,
-    pkts: u64,
+    /// Data received since the last update, in MSS-sized packets (bytes / MSS).
+    pkts: f64,
     /// Window (packets) and rate (packets/s) estimates.
     w: f64,
     x: f64,
@@ -124,7 +130,7 @@ impl Rtsc {
             return;
         }
         for p in &mut self.paths {
-            let rate = p.pkts as f64 / dt;
+            let rate = p.pkts / dt;
             let (w_new, x_new) = (rate * p.t_r(), rate);
             if p.x == 0.0 {
                 (p.w, p.x) = (w_new, x_new);
@@ -137,7 +143,7 @@ impl Rtsc {
             if p.t_r() - p.t_p > p.t_p / 10.0 || p.x > p.c {
                 p.c = p.x;
             }
-            p.pkts = 0;
+            p.pkts = 0.0;
         }
         let f_new = delivered.saturating_sub(self.delivered_last) as f64 / self.mss / dt;
         self.f_hat = if self.f_hat == 0.0 {
@@ -188,7 +194,7 @@ impl ReceiverPolicy for Rtsc {
         let Some(p) = self.paths.get_mut(i) else {
             return Verdict::Accept;
         };
-        p.pkts += 1;
+        p.pkts += seg.len as f64 / self.mss;
         let owd = now.0 as i64 - seg.ts_val as i64;
         p.owd = owd;
         p.owd_min = Some(p.owd_min.map_or(owd, |m| m.min(owd)));
@@ -256,6 +262,38 @@ mod tests {
             );
         }
         assert_eq!(r.withheld(), [0, 0]);
+    }
+
+    #[test]
+    fn short_segments_count_by_their_bytes() {
+        // The same 1000 bytes per ms on one path, once as full segments and once split into
+        // 972 + 28 bytes (a write 28 bytes over the MSS): the same window estimate (within 1%: an
+        // update may fall between the two halves). Counted per segment, the split run read
+        // twice the window.
+        let estimate = |split: bool| {
+            let mut r = Rtsc::new(&[Duration::from_millis(20)], 1000);
+            let mut dsn = 0;
+            // Every segment 10 ms in the network: T^R = T^p.
+            for n in 10..1010u64 {
+                let now = Time(1_000_000 * n);
+                let lens: &[u32] = if split { &[972, 28] } else { &[1000] };
+                for &len in lens {
+                    let s = DataSegment {
+                        seq: dsn,
+                        len,
+                        dsn,
+                        ..seg(0, 0, now.0 - 10_000_000)
+                    };
+                    dsn += len as u64;
+                    r.on_segment(now, &s, info(dsn));
+                }
+            }
+            r.windows()[0]
+        };
+        let (full, split) = (estimate(false), estimate(true));
+        assert!((split - full).abs() < 0.01 * full, "{full} {split}");
+        // 1000 packets/s of 1000 bytes, T^R = T^p = 20 ms: 20 packets in flight.
+        assert!((full - 20.0).abs() < 0.5, "{full}");
     }
 
     #[test]
