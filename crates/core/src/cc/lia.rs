@@ -72,7 +72,9 @@ impl CongestionControl for Lia {
         let Some((a, total)) = alpha(coupled.subflows) else {
             return self.reno.on_ack(now, ack, coupled);
         };
-        // `mptcp_ccc_cong_avoid`: `tcp_is_cwnd_limited` first (Reno checks it again).
+        // `mptcp_ccc_cong_avoid` (v0.9x `mptcp_coupled.c`, read in the multipath-tcp/mptcp
+        // source) returns unless `tcp_is_cwnd_limited`, before slow start and before the
+        // coupled increase alike; Reno checks it again.
         if self.reno.in_slow_start() || !ack.cwnd_limited {
             return self.reno.on_ack(now, ack, coupled);
         }
