@@ -239,6 +239,7 @@ impl SenderConnection {
         if conn.sched.msk_retransmit() && cfg.npaths > 1 {
             conn.msk = Some(MskRetrans::default());
         }
+        conn.est.track_delta(conn.sched.reads_delta_owd());
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
         conn

@@ -113,6 +113,9 @@ pub struct Estimator {
     paths: Vec<PathEstimate>,
     /// ΔOWD windows for every ordered pair (p, q), p < q: samples of OWD_q − OWD_p.
     delta: Vec<Window>,
+    /// Whether OWD samples feed the ΔOWD windows (only DEMS reads them: the pairs cost O(N)
+    /// per sample, a few percent of an 8-path run for every other scheduler).
+    track_delta: bool,
     k: f64,
 }
 
@@ -126,8 +129,16 @@ impl Estimator {
         Estimator {
             paths: (0..npaths).map(|_| PathEstimate::new()).collect(),
             delta: vec![Window::default(); MAX_PATHS * MAX_PATHS],
+            track_delta: true,
             k: 1.0,
         }
+    }
+
+    /// Keep the ΔOWD windows ([`Estimator::delta_owd_stddev`]) or not; on by default. A
+    /// connection turns them off when its scheduler does not read them
+    /// ([`crate::sched::Scheduler::reads_delta_owd`]); they stay empty then.
+    pub fn track_delta(&mut self, on: bool) {
+        self.track_delta = on;
     }
 
     /// δ = k · StdDev(ΔOWD) (Guo et al., MobiCom 2017, §4.4 suggests k as the confidence knob).
@@ -151,6 +162,9 @@ impl Estimator {
         pe.latest = Some(sample);
         pe.samples += 1;
         let this = pe.overall.unwrap();
+        if !self.track_delta {
+            return;
+        }
         for q in 0..self.paths.len() {
             if q == p {
                 continue;

@@ -615,6 +615,11 @@ impl Dems {
 }
 
 impl Scheduler for Dems {
+    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows; every
+    /// variant builds the same view, so all keep them.
+    fn reads_delta_owd(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         self.params.name()
     }

@@ -861,6 +861,11 @@ impl Copies {
 }
 
 impl Scheduler for DemsN {
+    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows; every
+    /// variant builds the same view, so all keep them.
+    fn reads_delta_owd(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         self.params.name()
     }

@@ -323,6 +323,12 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn queues_ahead(&self) -> bool {
         false
     }
+    /// The scheduler reads the spread of ΔOWD between subflows
+    /// ([`crate::estimate::Estimator::delta_owd_stddev`], DEMS's δ); the estimator keeps it
+    /// only then.
+    fn reads_delta_owd(&self) -> bool {
+        false
+    }
     /// Upstream Linux's MPTCP-level retransmission ([`crate::msk_rtx`]) instead of v0.9x's: a
     /// subflow's timeout moves nothing by itself; the connection's own timer resends one data
     /// fragment at a time on an idle subflow and re-pushes everything once a subflow is stale.
