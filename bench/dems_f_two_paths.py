@@ -53,15 +53,18 @@ def main(out: str) -> None:
             ax.plot(x["time_s"], x["cwnd_bytes"] / MSS, color=colour, label=f"{p} cwnd")
             rtx = ev[(ev["path_name"] == p) & (ev["kind"] == "retransmit")]
             at = {t: float(x[x["time_s"] <= t]["cwnd_bytes"].iloc[-1]) / MSS for t in (1, 5, 10)}
+            early = int((rtx["time_s"] < 1).sum())
             print(
-                f"{s} {p}: {len(rtx)} retransmissions (first second {int((rtx['time_s'] < 1).sum())}),"
+                f"{s} {p}: {len(rtx)} retransmissions (first second {early}),"
                 " cwnd at 1/5/10 s " + " / ".join(f"{v:.0f}" for v in at.values()) + " packets"
             )
         # Bandwidth-delay products of the two paths, packets (without the queue).
         for rtt, colour in ((0.020, "tab:blue"), (0.030, "tab:orange")):
             ax.axhline(400e6 * rtt / 8 / MSS, color=colour, ls=":", lw=1)
         ax.set_ylabel("cwnd (packets)")
-        ax.set_title(f"{s}: goodput {tr.result['goodput_bps'] / 1e6:.0f} Mbit/s over 20 s", fontsize="small")
+        ax.set_title(
+            f"{s}: goodput {tr.result['goodput_bps'] / 1e6:.0f} Mbit/s over 20 s", fontsize="small"
+        )
         ax.grid(alpha=0.3)
         ax.legend(fontsize="small")
     axes[-1].set_xlabel("time (s); dotted: each path's bandwidth-delay product")
