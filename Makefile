@@ -18,8 +18,8 @@ test: build lint test-tools
 lint: venv rust-tools
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --release -- -D warnings
-	$(VENV)/bin/ruff check python tests
-	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests bench tools
+	$(VENV)/bin/ruff format --check python tests bench tools
 
 # Every number in README.md, measured again on this engine (tools/readme.py).
 readme: build
