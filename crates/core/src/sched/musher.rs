@@ -19,6 +19,14 @@
 //! shrank by more than 75 kB, at most once per 3 s; a step is kept when the rate grew by more
 //! than 5 Mbit/s. The implementation measured the rate at the network interface; we measure
 //! the connection's data-ACKed bytes (goodput), the same quantity for one connection per path.
+//!
+//! The search follows `find_optimal_ratio` in `net/mptcp/mptcp_musher.c` of
+//! github.com/swetanksaha/mptcp-musher (the code Cech ran) step by step, including where it
+//! ends when neither direction gains: a failed right probe leaves the ratio at the left probe's
+//! value, and a failed left probe subtracts the step once more (LEFT_RATIO_SET's
+//! `sysctl_num_segments_flow_one -= step`), ending 10 points left of the start. Until
+//! 2026-11-24 ours went back to the start there. One difference stays: the published code does
+//! not clamp while stepping in SEARCH_RATE (a ratio could pass 95 or 5); we keep [5, 95].
 
 use crate::packet::PathId;
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
@@ -186,8 +194,11 @@ impl Musher {
                 self.set_ratio(r - STEP);
                 Some((Search::Rate, -STEP, init as u64, rate))
             }
+            // No gain to the left either: the published code subtracts the step once more
+            // (`sysctl_num_segments_flow_one -= m_meta_cb->step` with step still +5), so the
+            // search ends two steps left of where it started, not back at it.
             Search::LeftSet => {
-                self.set_ratio(r + step);
+                self.set_ratio(r - step);
                 None
             }
             Search::Rate if rate < prev => {
@@ -350,5 +361,37 @@ mod tests {
         assert_eq!(m.ratio(), 55);
         step(&mut m, 300e6);
         assert_eq!(m.ratio(), 55);
+    }
+
+    #[test]
+    fn search_without_gain_either_way_ends_two_steps_left_as_published() {
+        // `find_optimal_ratio` (mptcp_musher.c): INIT_RIGHT sets 55, RIGHT_RATIO_SET sees no
+        // gain, INIT_LEFT sets 45, LEFT_RATIO_SET sees no gain and subtracts the step again.
+        let mut m = Musher::new(2);
+        let mut t = 0u64;
+        let mut step = |m: &mut Musher, rate: f64| {
+            t += 100_000_000;
+            m.measure(Time(t), rate, 0.0);
+        };
+        for _ in 0..5 {
+            step(&mut m, 100e6);
+        }
+        for _ in 0..5 {
+            step(&mut m, 450e6);
+        }
+        step(&mut m, 450e6);
+        assert_eq!(m.ratio(), 55, "right probe");
+        step(&mut m, 450e6);
+        assert_eq!(m.ratio(), 55, "no gain to the right: INIT_LEFT next");
+        step(&mut m, 450e6);
+        assert_eq!(m.ratio(), 45, "left probe");
+        step(&mut m, 450e6);
+        assert_eq!(
+            m.ratio(),
+            40,
+            "no gain to the left: one more step left, search over"
+        );
+        step(&mut m, 450e6);
+        assert_eq!(m.ratio(), 40);
     }
 }
