@@ -389,7 +389,169 @@ def fig5_sweeps(ctx: Any) -> list[dict]:
 
 def fig5_figures(df: Any, ctx: Any) -> list:
     title = f"{CECH}, Fig. 5: heterogeneous delays (p1 20 ms, p2 50-70 ms)"
-    return _metric_figures(_with_columns(df), "cech-fig5", title, RTT2, STUDY_METRICS)
+    out = _metric_figures(_with_columns(df), "cech-fig5", title, RTT2, STUDY_METRICS)
+    traces = musher_queue_traces("3s" if ctx.quick else "20s")
+    out.append(("cech-fig5-musher-small-queues", _musher_queue_figure(traces, MUSHER_WHY)))
+    return out
+
+
+# Why MuSher collapses with small queues (the report's §4.5 and §7 finding; it gives no cause).
+# On Fig. 5's 70 ms cell, 500-packet queues: both subflows leave slow start with losses far
+# below p2's bandwidth-delay product (1 Gbit/s x 70 ms = 6160 segments): MuSher takes turns
+# (50 segments per subflow per burst, nothing sent while the due subflow's window is full), so
+# a subflow sends its window in bursts after waiting for its turn, and a burst larger than the
+# 500-packet queue overflows it. Repeated loss rounds cut both windows (CUBIC, x0.7 each) to
+# about the queue size (p1 ~530, p2 ~550 segments). From then on the strict 50 % ratio caps the
+# connection at twice what p2's window carries per 70 ms, 2 x 550 x 1420 B / 70 ms = 180
+# Mbit/s, while p1's window would carry 300 Mbit/s by itself. No ratio search starts: goodput
+# stays flat, never 200 Mbit/s from the slow-start reference, and the in-flight bytes never fall
+# 75 kB below it. CUBIC keeps p2's window near its pre-loss maximum for K = cbrt(W_max x 0.3 /
+# 0.4) ~ 8-12 s, then grows it convexly: the goodput climbs only in the last seconds of a 20 s
+# run. With 2000-packet queues slow start ends without loss at the receive buffer's limit.
+MUSHER_RTT2 = "70ms"
+MUSHER_TRACES = (("musher", "small"), ("musher", "large"), ("minrtt", "small"))
+MUSHER_WHY = (
+    f"{CECH}, Fig. 5 at p2 70 ms: with 500-packet queues slow-start losses leave MuSher's\n"
+    "windows near the queue size, and its strict 50:50 ratio ties goodput to 2 x p2's window / RTT"
+)
+
+
+def musher_queue_scenario(queue: str, duration: str = "20s") -> dict[str, Any]:
+    """cech-fig5's most heterogeneous cell: p1 20 ms, p2 70 ms, both 1 Gbit/s."""
+    paths = [
+        _path("p1", rtt="20ms", queue=QUEUES_FIG45[queue]),
+        _path("p2", rtt=MUSHER_RTT2, queue=QUEUES_FIG45[queue]),
+    ]
+    return _scenario(paths, duration)
+
+
+@functools.lru_cache(maxsize=2)
+def musher_queue_traces(duration: str = "20s") -> dict[tuple[str, str], Any]:
+    """Traced runs of `musher_queue_scenario` per (scheduler, queues) in `MUSHER_TRACES`."""
+    from . import runner
+
+    return {
+        (s, q): runner.run_traced(
+            musher_queue_scenario(q, duration), s, seed=1, sample_interval_s=0.05
+        )
+        for s, q in MUSHER_TRACES
+    }
+
+
+def musher_queue_series(trace: Any, bin_s: float = 0.5) -> Any:
+    """Per `bin_s` bin of a two-path trace: goodput (bytes delivered to the application,
+    bit/s), `p1_share` of the new segments sent (MuSher's assignment ratio), retransmissions
+    per path, mean cwnd (segments) and sRTT (s) per path, and `ratio_bound`: what the ratio
+    lets through when p2 is window-bound, p2's cwnd / sRTT divided by p2's share (bit/s)."""
+    import pandas as pd
+
+    ev = trace.events
+    b = (ev["time_s"] // bin_s).astype(int)
+    sender = ev["side"] == "sender"
+    new = ev[sender & (ev["kind"] == "send")].groupby([b, "path"]).size().unstack(fill_value=0)
+    rtx = ev[sender & (ev["kind"] == "retransmit")].groupby([b, "path"]).size()
+    rtx = rtx.unstack(fill_value=0).reindex(columns=[0, 1], fill_value=0)
+    delivered = ev[(ev["side"] == "receiver") & (ev["kind"] == "deliver")]
+    goodput = delivered.groupby(b)["len"].sum() * 8 / bin_s
+    sm = trace.samples
+    sb = (sm["time_s"] // bin_s).astype(int)
+    cwnd = sm.groupby([sb, "path"])["cwnd_bytes"].mean().unstack() / MSS_MPTCP
+    srtt = sm.groupby([sb, "path"])["srtt_s"].mean().unstack()
+    out = pd.DataFrame(
+        {
+            "goodput_bps": goodput,
+            "p1_share": new[0] / new.sum(axis=1),
+            "rtx_p1": rtx[0],
+            "rtx_p2": rtx[1],
+            "cwnd_p1": cwnd[0],
+            "cwnd_p2": cwnd[1],
+            "srtt_p1_s": srtt[0],
+            "srtt_p2_s": srtt[1],
+        }
+    )
+    # Whole bins only (the run ends inside the last one).
+    out = out[(out.index + 1) * bin_s <= ev["time_s"].max() + 1e-9]
+    out[["goodput_bps", "rtx_p1", "rtx_p2"]] = out[["goodput_bps", "rtx_p1", "rtx_p2"]].fillna(0)
+    out["ratio_bound"] = out["cwnd_p2"] * MSS_MPTCP * 8 / out["srtt_p2_s"] / (1 - out["p1_share"])
+    out.index = out.index * bin_s
+    out.index.name = "time_s"
+    return out
+
+
+def _musher_queue_figure(traces: dict[tuple[str, str], Any], title: str):
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 1, figsize=(8, 7.5), sharex=True)
+    fig.set_layout_engine("constrained")
+    colours = {("musher", "small"): "tab:red", ("musher", "large"): "tab:blue"}
+    for (s, q), tr in traces.items():
+        d = musher_queue_series(tr)
+        colour = colours.get((s, q), "grey")
+        label = f"{s}, {q} queues ({QUEUES_FIG45[q]}): {tr.result[GOODPUT] / 1e6:.0f} Mbit/s"
+        t = d.index + 0.25
+        axes[0].plot(
+            t, d["goodput_bps"] / 1e6, "-" if s == "musher" else ":", color=colour, label=label
+        )
+        if s == "musher":
+            axes[2].plot(t, d["p1_share"], color=colour, label=f"{q} queues")
+        if (s, q) == ("musher", "large"):
+            axes[1].plot(
+                [],
+                [],
+                color=colour,
+                label=(
+                    f"large queues: p1 {d['cwnd_p1'].iloc[-1]:.0f}, p2 {d['cwnd_p2'].iloc[-1]:.0f} "
+                    "(receive buffer's limit, no loss)"
+                ),
+            )
+        if (s, q) != ("musher", "small"):
+            continue
+        axes[0].plot(
+            t,
+            d["ratio_bound"] / 1e6,
+            "--",
+            color="black",
+            lw=1,
+            label="p2 cwnd / sRTT / p2's share (musher small)",
+        )
+        p1_alone = d["cwnd_p1"] * MSS_MPTCP * 8 / d["srtt_p1_s"] / 1e6
+        axes[0].plot(
+            t,
+            p1_alone,
+            "-.",
+            color=colour,
+            lw=1,
+            label="p1 cwnd / sRTT: what p1's window alone carries (musher small)",
+        )
+        axes[1].plot(t, d["cwnd_p1"], "-", color=colour, label="p1 cwnd (20 ms), small queues")
+        axes[1].plot(t, d["cwnd_p2"], "--", color=colour, label="p2 cwnd (70 ms), small queues")
+        lost = d[(d["rtx_p1"] + d["rtx_p2"]) > 0]
+        for i, x in enumerate(lost.index):
+            axes[1].axvspan(
+                x,
+                x + 0.5,
+                color="orange",
+                alpha=0.3,
+                label="bins with retransmissions (small)" if i == 0 else None,
+            )
+    axes[1].axhline(500, color="grey", lw=0.8, ls=":", label="queue size (500 packets)")
+    axes[0].set_ylabel("goodput (Mbit/s)")
+    axes[1].set_ylabel("cwnd (segments)")
+    axes[1].set_ylim(0, 1800)
+    axes[2].set_ylabel("MuSher's ratio: share\nof new segments on p1")
+    axes[2].set_ylim(0, 1)
+    axes[2].text(
+        0.5,
+        0.15,
+        "no ratio search until 18.5 s: goodput stays within 200 Mbit/s of its slow-start reference",
+        fontsize="x-small",
+    )
+    axes[2].set_xlabel("time (s)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="x-small", loc="upper left")
+    fig.suptitle(title, fontsize="small")
+    return fig
 
 
 def fast_flow_share(df: Any) -> dict[str, float]:
