@@ -104,17 +104,19 @@ def ratios():
             id="1MiB",
             marks=pytest.mark.skip(
                 reason="measured 2026-11-24 after the MPTCP receive window followed the MPTCP "
-                "socket's default scaling ratio (Linux 6.18): dems-f/minrtt 1.0213 (WiFi 2500 "
-                "kbit/s, LTE 3x, 270 ms), 1.0225 (5000, 3x, 270 ms); needs <= 1.02 in every cell"
+                "socket's default scaling ratio (Linux 6.18), again on e3756ad: dems-f/minrtt "
+                "1.0213 (WiFi 2500 kbit/s, LTE 3x, 270 ms), 1.0225 (5000, 3x, 270 ms); sequence "
+                "plots in docs/experiments.md; needs <= 1.02 in every cell"
             ),
         ),
         pytest.param(
             4 << 20,
             id="4MiB",
             marks=pytest.mark.skip(
-                reason="measured 2026-11-24 on 99e9300 (Linux CUBIC): dems-f/minrtt 1.0764 "
-                "(WiFi 2500 kbit/s, LTE 1x, 270 ms: LTE drops 345 vs 23, one hole lost four "
-                "times), 1.0251 (7040, 3x, 270 ms); needs <= 1.02 in every cell"
+                reason="measured 2026-11-24 on e3756ad: dems-f/minrtt 1.0600 (WiFi 2500 "
+                "kbit/s, LTE 1x, 270 ms: LTE drops 504 vs 70; sequence plot in "
+                "docs/experiments.md) (99e9300: 1.0764, and 1.0251 at 7040, 3x, 270 ms, "
+                "1.001 now); needs <= 1.02 in every cell"
             ),
         ),
     ],
