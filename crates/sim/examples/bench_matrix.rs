@@ -7,6 +7,10 @@
 //! N = 1,2,4,8; CHUNKS 0 leaves the chunk trains out, so that `perf stat` of one invocation
 //! counts one bulk run).
 //!
+//! Built with `decision-timing`, every decision also reads the clock twice (about 13% of an
+//! 8-path run), which dilutes the growth of the per-packet cost with the paths: take packets
+//! per second from a build without the feature (the ns/decision column needs it).
+//!
 //! Packets per second are per CPU second of this thread (`/proc/thread-self/schedstat`, which
 //! a loaded machine inflates less than wall time) when the run took at least 50 ms of CPU,
 //! else per the run's own `wall_time_s`.
