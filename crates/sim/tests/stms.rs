@@ -3,7 +3,7 @@
 //! Algorithm 2 converging to Eq. 2 after a delay change (§5.1.3, Fig. 12).
 
 use mpsched_core::model::stms;
-use mpsched_sim::scenario::{PathSpec, Scenario, SimOptions, Transport, Workload};
+use mpsched_sim::scenario::{PathSpec, QueueSpec, Scenario, SimOptions, Transport, Workload};
 use serde_json::Value;
 
 const MSS: f64 = 1448.0;
@@ -16,11 +16,16 @@ const FAST_QUEUE_S: f64 = 0.050;
 const SLOW_QUEUE_S: f64 = 0.500;
 const RUN_S: f64 = 90.0;
 
-fn two_paths(rate_bps: f64, rtt_f: f64, rtt_s: f64, rbuf: u64) -> Scenario {
+/// §2.1's two paths at `rate_bps` each with a receive buffer of `rbuf` bytes; the slow path's
+/// in-network buffer is `slow_queue` (the paper's: `QueueSpec::Time(SLOW_QUEUE_S)`; other
+/// values only in the experiments that isolate its effect).
+fn two_paths(rate_bps: f64, rtt_f: f64, rtt_s: f64, rbuf: u64, slow_queue: QueueSpec) -> Scenario {
+    let mut slow = PathSpec::bottleneck("slow", rate_bps, rtt_s, SLOW_QUEUE_S, 0.0);
+    slow.forward.queue = slow_queue;
     Scenario {
         paths: vec![
             PathSpec::bottleneck("fast", rate_bps, rtt_f, FAST_QUEUE_S, 0.0),
-            PathSpec::bottleneck("slow", rate_bps, rtt_s, SLOW_QUEUE_S, 0.0),
+            slow,
         ],
         workload: Workload::Bulk { duration_s: RUN_S },
         transport: Transport {
@@ -44,10 +49,17 @@ fn two_paths(rate_bps: f64, rtt_f: f64, rtt_s: f64, rbuf: u64) -> Scenario {
 /// STMS is single-path) in 10% steps, then bisected inside that step. A plain bisection over
 /// the whole bracket assumed monotony and landed past dips: STMS-C at 30 Mbit/s, 20/120 ms
 /// (1-BDP bottleneck buffers then) gave 55.8 Mbit/s at 1.7 × Eq. 3 but 49.7 at 3 ×.
-fn buffer_needed(sched: &str, rate_bps: f64, rtt_f: f64, rtt_s: f64) -> Option<(f64, Value)> {
+fn buffer_needed(
+    sched: &str,
+    rate_bps: f64,
+    rtt_f: f64,
+    rtt_s: f64,
+    slow_queue: QueueSpec,
+) -> Option<(f64, Value)> {
     let b = rate_bps * PAYLOAD / 8.0;
     let run = |buf: f64| {
-        mpsched_sim::run(&two_paths(rate_bps, rtt_f, rtt_s, buf as u64), sched, 1).expect("run")
+        let sc = two_paths(rate_bps, rtt_f, rtt_s, buf as u64, slow_queue);
+        mpsched_sim::run(&sc, sched, 1).expect("run")
     };
     let goodput = |v: &Value| v["goodput_bps"].as_f64().expect("goodput");
     let unlimited = run(64e6);
@@ -122,7 +134,9 @@ fn receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c() {
         for rtt_s in [0.060, 0.120, 0.200] {
             let rtt_f = 0.020;
             for (sched, name) in [("minrtt:noor", "Eq. 1"), ("stms-c", "Eq. 3")] {
-                let Some((got, v)) = buffer_needed(sched, rate, rtt_f, rtt_s) else {
+                let Some((got, v)) =
+                    buffer_needed(sched, rate, rtt_f, rtt_s, QueueSpec::Time(SLOW_QUEUE_S))
+                else {
                     table += &format!(
                         "{sched} {rate} {rtt_s}: not reached within 2 x Eq. 1 (unlimited run)\n"
                     );
@@ -152,6 +166,132 @@ fn receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c() {
     }
     println!("{table}");
     assert!(misses.is_empty(), "more than 15% off: {misses:?}\n{table}");
+}
+
+/// Issue 12, the experiment behind the ignore of
+/// [`receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c`]: MinRTT's receive
+/// buffer needed (same search, same grid, same fast path) against Eq. 1 with three slow-path
+/// in-network buffers, to separate slow-path losses from the slow path's RTT moving:
+///
+/// * 500 ms (the paper's, §2.1): CUBIC saw-tooths in the buffer, so the slow path both loses
+///   and its RTT swings between ~0.7x and 1x of (RTT_s + 500 ms);
+/// * 20 ms: losses but an almost constant RTT (no room to queue);
+/// * 30 s: no slow-path loss in 90 s (checked), but its RTT grows through the whole run as CUBIC
+///   fills the buffer, up to what the receive window lets it hold.
+///
+/// For each it prints Eq. 1 with the mean sRTT of the run at the buffer found (the Must-show
+/// test's reading) and with the mean, p90 and p99 of the slow path's sRTT sampled every 10 ms
+/// after the first 10 s. Not a check (deviates from the paper's setting), so ignored; run it
+/// with `cargo test --release -p mpsched-sim --test stms -- --ignored --nocapture
+/// minrtt_eq1_slow_path_buffer_variants` (about 40 s). Results on 2026-11-24: see the Must-show
+/// test's doc comment.
+#[test]
+#[ignore = "experiment (prints, checks only that the 30 s buffer is loss-free): deviates from the paper's setting"]
+fn minrtt_eq1_slow_path_buffer_variants() {
+    let mut table = String::new();
+    for slow_queue_s in [SLOW_QUEUE_S, 0.020, 30.0] {
+        for rate in [10e6, 30e6] {
+            for rtt_s in [0.060, 0.120, 0.200] {
+                let (sched, rtt_f) = ("minrtt:noor", 0.020);
+                let cell = format!(
+                    "queue {:>5.0} ms {:>2} Mbit/s RTT {:>2}/{:>3} ms",
+                    slow_queue_s * 1e3,
+                    rate / 1e6,
+                    rtt_f * 1e3,
+                    rtt_s * 1e3
+                );
+                let q = QueueSpec::Time(slow_queue_s);
+                let Some((got, v)) = buffer_needed(sched, rate, rtt_f, rtt_s, q) else {
+                    table += &format!("{cell}: not reached within 2 x Eq. 1 (unlimited run)\n");
+                    continue;
+                };
+                let (b_f, b_s, _, r_s) = measured(&v);
+                let drops = |p: &str| v["drops_by_path"][p].as_u64().expect("drops");
+                if slow_queue_s > 1.0 {
+                    assert_eq!(
+                        drops("slow"),
+                        0,
+                        "{cell}: the deep buffer must be loss-free"
+                    );
+                }
+                // The same run again, sampled: the slow path's sRTT over the run.
+                let mut sc = two_paths(rate, rtt_f, rtt_s, got as u64, q);
+                sc.sim.sample_interval_s = 0.01;
+                let (v2, tr) = mpsched_sim::run_sampled(&sc, sched, 1).expect("run");
+                assert_eq!(
+                    v2["goodput_bps"], v["goodput_bps"],
+                    "sampling changed the run"
+                );
+                let mut srtt: Vec<f64> = (0..tr.sample_time_s.len())
+                    .filter(|&i| tr.sample_path[i] == 1 && tr.sample_time_s[i] > 10.0)
+                    .map(|i| tr.sample_srtt_s[i])
+                    .collect();
+                srtt.sort_by(f64::total_cmp);
+                let pct = |f: f64| srtt[((srtt.len() - 1) as f64 * f).round() as usize];
+                let mean = srtt.iter().sum::<f64>() / srtt.len() as f64;
+                let last: Vec<f64> = (0..tr.sample_time_s.len())
+                    .filter(|&i| tr.sample_path[i] == 1 && tr.sample_time_s[i] > RUN_S - 10.0)
+                    .map(|i| tr.sample_srtt_s[i])
+                    .collect();
+                let last = last.iter().sum::<f64>() / last.len() as f64;
+                let err = |r: f64| {
+                    let model = stms::buffer_default(b_f, b_s, r);
+                    100.0 * (got - model) / model
+                };
+                table += &format!(
+                    "{cell}: needs {got:>8.0} B, drops {}/{}; Eq. 1 at sRTT_s run mean {:.0} ms {:+.1}%, after 10 s mean {:.0} ms {:+.1}%, p90 {:.0} ms {:+.1}%, p99 {:.0} ms {:+.1}%, last 10 s mean {:.0} ms {:+.1}%\n",
+                    drops("fast"), drops("slow"),
+                    r_s * 1e3, err(r_s), mean * 1e3, err(mean),
+                    pct(0.9) * 1e3, err(pct(0.9)), pct(0.99) * 1e3, err(pct(0.99)),
+                    last * 1e3, err(last)
+                );
+            }
+        }
+    }
+    println!("{table}");
+}
+
+/// Issue 12, the second experiment behind the ignore of
+/// [`receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c`], in the paper's setting
+/// itself: MinRTT's goodput, per-path rates, sRTTs and drops at fixed receive buffers from 0.15
+/// to 1.4 s of one path's payload rate, and the buffer against Eq. 1 evaluated with what each
+/// run measured. Where the slow path runs full without losses, its queue absorbs whatever
+/// window the fast path leaves (its sRTT grows with the buffer) and the buffer is Eq. 1; the
+/// goodput target is reached only at buffers where the slow path overflows its 500 ms buffer.
+/// Prints only (run with `-- --ignored --nocapture minrtt_eq1_along_the_receive_buffer`, 4 s);
+/// results on 2026-11-24 in the Must-show test's doc comment.
+#[test]
+#[ignore = "experiment (prints, no check)"]
+fn minrtt_eq1_along_the_receive_buffer() {
+    let mut table = String::new();
+    for rate in [10e6, 30e6] {
+        for rtt_s in [0.060, 0.120, 0.200] {
+            let b = rate * PAYLOAD / 8.0;
+            for k in [0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 1.0, 1.2, 1.4] {
+                let buf = k * b;
+                let sc = two_paths(
+                    rate,
+                    0.020,
+                    rtt_s,
+                    buf as u64,
+                    QueueSpec::Time(SLOW_QUEUE_S),
+                );
+                let v = mpsched_sim::run(&sc, "minrtt:noor", 1).expect("run");
+                let (b_f, b_s, r_f, r_s) = measured(&v);
+                let drops = |p: &str| v["drops_by_path"][p].as_u64().expect("drops");
+                let model = stms::buffer_default(b_f, b_s, r_s);
+                let goodput = v["goodput_bps"].as_f64().expect("goodput");
+                table += &format!(
+                    "{:>2} Mbit/s RTT 20/{:>3} ms buffer {buf:>8.0} B ({k:.2} s): goodput {:>3.0}% of capacity, fast/slow {:>5.2}/{:>5.2} Mbit/s, sRTT {:>3.0}/{:>3.0} ms, drops {:>3}/{:>3}; Eq. 1 {model:>8.0} B, buffer {:+.1}%\n",
+                    rate / 1e6, rtt_s * 1e3,
+                    100.0 * goodput / (2.0 * rate * PAYLOAD),
+                    b_f * 8e-6, b_s * 8e-6, r_f * 1e3, r_s * 1e3, drops("fast"), drops("slow"),
+                    100.0 * (buf - model) / model
+                );
+            }
+        }
+    }
+    println!("{table}");
 }
 
 /// Issue 12 / Shi et al., USENIX ATC 2018, §5.1.3 Fig. 12a: after the fast path's RTT drops
