@@ -121,7 +121,7 @@ fn measured(v: &Value) -> (f64, f64, f64, f64) {
 ///
 /// Still missing: MinRTT at 120 and 200 ms (+38.2, +23.1% at 10 Mbit/s, +35.9, +21.1% at
 /// 30 Mbit/s; sRTT_s 454-477 ms and 218-582 slow-path drops at the buffer found; STMS-C loses
-/// nothing there). Isolated on 2026-11-24 on c32ab5b by two experiments below:
+/// nothing there). Isolated on 2026-11-24 on b05d10e by two experiments below:
 ///
 /// * [`minrtt_eq1_along_the_receive_buffer`] (this setting, fixed buffers): wherever the slow
 ///   path runs full without a loss (buffers of 0.3-0.6 s of one path's rate), the buffer is
@@ -157,7 +157,7 @@ fn measured(v: &Value) -> (f64, f64, f64, f64) {
 /// queue holds most of the receive window. That is MinRTT's rule as Linux has it; not
 /// compared with a Linux trace.
 #[test]
-#[ignore = "measured 2026-11-24 on c32ab5b as on 892ecc5 (34df2c9 + this method: +37.5, +23.3, +36.8, +19.7%): 4 of 12 cells off by >15%, all minrtt:noor (+38.2%, +23.1% at 10 Mbit/s 120/200 ms; +35.9%, +21.1% at 30 Mbit/s 120/200 ms); minrtt:noor -14.5/-14.8% at 60 ms, stms-c +5.5..+8.8% in all 6 cells; needs within 15%. isolation 2026-11-24 (doc comment): Eq. 1 fits MinRTT within -8..+11% wherever its slow path runs full and loss-free, but those buffers give 66-75% goodput; 90% comes only with slow-path losses, at +21.6..+38.1%; a loss-free 30 s slow-path buffer misses by +34..+81%"]
+#[ignore = "measured 2026-11-24 on b05d10e as on 892ecc5 (34df2c9 + this method: +37.5, +23.3, +36.8, +19.7%): 4 of 12 cells off by >15%, all minrtt:noor (+38.2%, +23.1% at 10 Mbit/s 120/200 ms; +35.9%, +21.1% at 30 Mbit/s 120/200 ms); minrtt:noor -14.5/-14.8% at 60 ms, stms-c +5.5..+8.8% in all 6 cells; needs within 15%. isolation 2026-11-24 (doc comment): Eq. 1 fits MinRTT within -8..+11% wherever its slow path runs full and loss-free, but those buffers give 66-75% goodput; 90% comes only with slow-path losses, at +21.6..+38.1%; a loss-free 30 s slow-path buffer misses by +34..+81%"]
 fn receive_buffer_needed_matches_eq1_for_minrtt_and_eq3_for_stms_c() {
     let mut misses = Vec::new();
     let mut table = String::new();
