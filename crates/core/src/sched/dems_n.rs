@@ -478,9 +478,29 @@ impl DemsN {
         // Closed chunks are indexed (an open one may still grow): dems-f's copies by carrier
         // and send time, searched under a bound on the expected arrival; dems-s's, which
         // copies nearly every byte and has no Eq. 11/12 gate, by subflow and OWD bin, where one
-        // entry per group decides (that bound was loose by the spread of the bins, and the
-        // walk was faster: BENCHMARKS.md, "DEMS decisions at 8 paths").
-        if !adaptive && c.closed {
+        // entry per group decides (under dems-f's bound, loose by the spread of the bins, the
+        // walk was faster for dems-s: BENCHMARKS.md, "DEMS decisions at 8 paths").
+        let best = if !c.closed {
+            walk(meta, c, &mut judge)
+        } else if adaptive {
+            let k = match self.copies.iter().position(|k| k.chunk == c.id) {
+                Some(k) => k,
+                None => {
+                    self.copies.push(Copies::build(meta, c, judge.est));
+                    self.copies.len() - 1
+                }
+            };
+            let bound = |q: PathId| {
+                copy_owd_bound(
+                    judge.est,
+                    view,
+                    &mut self.bins_max,
+                    self.max_bif[q as usize],
+                    q,
+                )
+            };
+            self.copies[k].best(meta, &mut judge, bound)
+        } else {
             let k = match self.laggards.iter().position(|k| k.chunk == c.id) {
                 Some(k) => k,
                 None => {
@@ -488,40 +508,9 @@ impl DemsN {
                     self.laggards.len() - 1
                 }
             };
-            let best = self.laggards[k]
+            self.laggards[k]
                 .best(&mut judge)
-                .unwrap_or_else(|| walk(meta, c, &mut judge));
-            #[cfg(test)]
-            {
-                let bits = |b: Option<(f64, SegNo)>| b.map(|(a, s)| (a.to_bits(), s));
-                let walked = walk(meta, c, &mut judge);
-                assert_eq!(bits(walked), bits(best), "chunk {} subflow {j}", c.id);
-            }
-            let seg = best?.1;
-            return ctx.may_send(seg).then_some(seg);
-        }
-        let index = match self.copies.iter().position(|k| k.chunk == c.id) {
-            Some(k) => Some(k),
-            None if c.closed && adaptive => {
-                self.copies.push(Copies::build(meta, c, judge.est));
-                Some(self.copies.len() - 1)
-            }
-            None => None,
-        };
-        let best = match index {
-            Some(k) => {
-                let bound = |q: PathId| {
-                    copy_owd_bound(
-                        judge.est,
-                        view,
-                        &mut self.bins_max,
-                        self.max_bif[q as usize],
-                        q,
-                    )
-                };
-                self.copies[k].best(meta, &mut judge, bound)
-            }
-            None => walk(meta, c, &mut judge),
+                .unwrap_or_else(|| walk(meta, c, &mut judge))
         };
         // Tests compare every indexed search with the walk it replaces.
         #[cfg(test)]
@@ -581,6 +570,16 @@ impl DemsN {
 
 /// What a reinjection decision for subflow `j` holds constant over the candidates, and the
 /// per-segment verdict.
+/// Segment `seg`'s entry in a per-chunk table whose first entry is segment `first`, the table
+/// grown with `fill` to reach it (`None` below `first`).
+fn slot_of<T: Clone>(table: &mut Vec<T>, first: SegNo, seg: SegNo, fill: T) -> Option<&mut T> {
+    let i = seg.checked_sub(first)? as usize;
+    if i >= table.len() {
+        table.resize(i + 1, fill);
+    }
+    table.get_mut(i)
+}
+
 /// The copy whose earliest arrival is latest, by a walk over every segment of chunk `c`.
 fn walk(meta: &SendBuffer, c: &Chunk, judge: &mut Judge<'_, '_>) -> Option<(f64, SegNo)> {
     let mut best: Option<(f64, SegNo)> = None;
@@ -743,11 +742,7 @@ impl Copies {
     }
 
     fn slot(&mut self, seg: SegNo) -> Option<&mut Option<(Time, PathId, u8)>> {
-        let i = seg.checked_sub(self.first)? as usize;
-        if i >= self.at.len() {
-            self.at.resize(i + 1, None);
-        }
-        self.at.get_mut(i)
+        slot_of(&mut self.at, self.first, seg, None)
     }
 
     /// List segment `seg` under the copy in `rec` expected first by the estimator's overall

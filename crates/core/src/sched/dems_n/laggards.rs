@@ -18,7 +18,7 @@ use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::dems::SendLog;
 use crate::time::Time;
 
-use super::Judge;
+use super::{slot_of, Judge};
 
 /// The group of copies whose bytes in flight were not logged (their OWD is the subflow's
 /// overall estimate, like every bin's without samples).
@@ -76,6 +76,11 @@ impl Default for Copies {
     }
 }
 
+/// The index of group (`q`, `key`) in [`Laggards::groups`].
+fn group(q: PathId, key: u8) -> usize {
+    q as usize * KEYS + key as usize
+}
+
 fn key_of(log: &SendLog, seg: SegNo, q: PathId) -> u8 {
     log.bif(seg, q).map_or(UNKNOWN, |b| {
         ((b / BIF_BIN_BYTES) as usize).min(OWD_BINS - 1) as u8
@@ -120,18 +125,11 @@ impl Laggards {
                 Listing::Several { mask: r.tx_mask }
             }
         });
-        let Some(i) = seg.checked_sub(self.first).map(|i| i as usize) else {
-            return;
-        };
-        if i >= self.at.len() {
-            self.at.resize(i + 1, None);
-        }
         // A copy resent on the same subflows changes its time, not the listing.
         if let (Some(Listing::Several { mask }), Some(r)) = (listing, rec) {
-            if i >= self.copies.len() {
-                self.copies.resize(i + 1, Copies::default());
-            }
-            let c = &mut self.copies[i];
+            let Some(c) = slot_of(&mut self.copies, self.first, seg, Copies::default()) else {
+                return;
+            };
             for q in 0..MAX_PATHS {
                 if mask & (1 << q) != 0 {
                     c.t[q] = r.tx_time[q].expect("a carrier has a send time");
@@ -140,7 +138,10 @@ impl Laggards {
                 }
             }
         }
-        let old = std::mem::replace(&mut self.at[i], listing);
+        let Some(slot) = slot_of(&mut self.at, self.first, seg, None) else {
+            return;
+        };
+        let old = std::mem::replace(slot, listing);
         if old == listing {
             return;
         }
@@ -168,7 +169,7 @@ impl Laggards {
         }
         match listing {
             Some(Listing::One { q, t, key }) => {
-                let g = &mut self.groups[q as usize * KEYS + key as usize];
+                let g = &mut self.groups[group(q, key)];
                 // Sends come in time order; a segment that lost its other copies (returned
                 // to the unsent data) comes back with its older send time.
                 let k = g.partition_point(|e| e.0 <= t);
@@ -191,7 +192,7 @@ impl Laggards {
 
     /// Drop the dead entries at the end of group (`q`, `key`); its latest live entry.
     fn top(&mut self, q: PathId, key: u8) -> Option<(Time, SegNo)> {
-        let gi = q as usize * KEYS + key as usize;
+        let gi = group(q, key);
         while let Some(&e) = self.groups[gi].last() {
             if self.is_live(q, key, e) {
                 return Some(e);
@@ -206,17 +207,24 @@ impl Laggards {
         None
     }
 
+    /// The groups of subflow `q` that may hold entries, bins first: a snapshot of the bits
+    /// ([`Laggards::top`] clears those of groups it finds empty).
+    fn live_keys(&self, q: PathId) -> impl Iterator<Item = u8> {
+        let mut bins = self.live[q as usize];
+        let unknown = (self.live_unknown & (1 << q) != 0).then_some(UNKNOWN);
+        std::iter::from_fn(move || {
+            (bins != 0).then(|| {
+                let key = bins.trailing_zeros() as u8;
+                bins &= bins - 1;
+                key
+            })
+        })
+        .chain(unknown)
+    }
+
     /// Whether subflow `q` holds a single copy anywhere in the chunk.
     fn holds_one(&mut self, q: PathId) -> bool {
-        let mut keys = self.live[q as usize];
-        while keys != 0 {
-            let key = keys.trailing_zeros() as u8;
-            keys &= keys - 1;
-            if self.top(q, key).is_some() {
-                return true;
-            }
-        }
-        self.live_unknown & (1 << q) != 0 && self.top(q, UNKNOWN).is_some()
+        self.live_keys(q).any(|key| self.top(q, key).is_some())
     }
 
     /// What [`super::walk`] answers for `judge` (dems-s), or `None` when the walk must answer:
@@ -242,16 +250,7 @@ impl Laggards {
         while qs != 0 {
             let q = qs.trailing_zeros() as PathId;
             qs &= qs - 1;
-            let mut keys = self.live[q as usize];
-            let unknown = self.live_unknown & (1 << q) != 0;
-            while keys != 0 || unknown {
-                let key = if keys != 0 {
-                    let k = keys.trailing_zeros() as u8;
-                    keys &= keys - 1;
-                    k
-                } else {
-                    UNKNOWN
-                };
+            for key in self.live_keys(q) {
                 if let Some((t, seg)) = self.top(q, key) {
                     if constant_owd(judge, q, key) {
                         // Every copy of the group adds the same OWD: the latest send is
@@ -259,8 +258,7 @@ impl Laggards {
                         let co = judge
                             .memo
                             .copy_owd(judge.est, judge.view, judge.log, q, seg);
-                        let gi = q as usize * KEYS + key as usize;
-                        let low = self.groups[gi]
+                        let low = self.groups[group(q, key)]
                             .iter()
                             .rev()
                             .take_while(|e| e.0 == t)
@@ -270,8 +268,7 @@ impl Laggards {
                             .unwrap_or(seg);
                         offer(&mut best, t.0 as f64 + co.unwrap_or(0.0), low);
                     } else {
-                        let gi = q as usize * KEYS + key as usize;
-                        for &(t, seg) in &self.groups[gi] {
+                        for &(t, seg) in &self.groups[group(q, key)] {
                             if self.is_live(q, key, (t, seg)) {
                                 let co = judge
                                     .memo
@@ -280,9 +277,6 @@ impl Laggards {
                             }
                         }
                     }
-                }
-                if key == UNKNOWN {
-                    break;
                 }
             }
         }
