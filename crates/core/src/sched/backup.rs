@@ -95,8 +95,9 @@ impl Scheduler for Backup {
 
 #[cfg(test)]
 mod tests {
+    use crate::packet::PathId;
     use crate::sched::minrtt::exchange::{Exchange, MSS};
-    use crate::sender::TxKind::{New, Reinject};
+    use crate::sender::TxKind::{self, New, Reinject};
 
     #[test]
     fn primary_up_backup_idle() {
@@ -109,23 +110,31 @@ mod tests {
         );
     }
 
+    /// What p0 carried before it failed, resent on the backup p1.
+    const P0_RESENT: [(PathId, u64, TxKind); 4] = [
+        (1, 0, Reinject),
+        (1, 1, Reinject),
+        (1, 2, Reinject),
+        (1, 3, Reinject),
+    ];
+
+    /// The application writes `segs` segments; p0 takes its window of 4 and is never
+    /// acknowledged: its tail-loss probe resends its last segment first, its RTO follows.
+    /// Returns what is sent then, on both paths.
+    fn primary_fails(ex: &mut Exchange, segs: u64) -> Vec<(PathId, u64, TxKind)> {
+        ex.at(0).write(segs);
+        ex.send();
+        ex.fire_loss_probe().fire_rto();
+        ex.send()
+    }
+
     #[test]
     fn primary_rto_backup_resends_its_data_then_new_data() {
         let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
-        ex.at(0).write(20);
-        ex.send();
-        // No ACK: the tail-loss probe resends p0's last segment first; p0's RTO follows it.
-        ex.fire_loss_probe().fire_rto();
-        let sent = ex.send();
+        let sent = primary_fails(&mut ex, 20);
         let on_backup: Vec<_> = sent.iter().filter(|s| s.0 == 1).copied().collect();
         assert_eq!(
-            on_backup,
-            [
-                (1, 0, Reinject),
-                (1, 1, Reinject),
-                (1, 2, Reinject),
-                (1, 3, Reinject)
-            ],
+            on_backup, P0_RESENT,
             "p0's outstanding data first: {sent:?}"
         );
     }
@@ -157,19 +166,11 @@ mod tests {
     #[test]
     fn second_outage_resends_what_the_primary_carried_since_the_first() {
         let mut ex = Exchange::new("backup:p1", 2, 4, 1000);
-        ex.at(0).write(40);
-        ex.send();
-        ex.fire_loss_probe().fire_rto();
-        let first: Vec<_> = ex.send().into_iter().filter(|s| s.0 == 1).collect();
-        assert_eq!(
-            first[..4],
-            [
-                (1, 0, Reinject),
-                (1, 1, Reinject),
-                (1, 2, Reinject),
-                (1, 3, Reinject)
-            ]
-        );
+        let first: Vec<_> = primary_fails(&mut ex, 40)
+            .into_iter()
+            .filter(|s| s.0 == 1)
+            .collect();
+        assert_eq!(first[..4], P0_RESENT);
         let resent_upto = first.iter().map(|s| s.1).max().unwrap() + 1;
         // Both paths deliver (everything so far acknowledged): p0 carries new data again.
         acked(&mut ex, 1, 2_000, resent_upto);

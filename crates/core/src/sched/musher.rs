@@ -335,63 +335,61 @@ mod tests {
         );
     }
 
+    /// A MuSher fed one rate sample per 100 ms.
+    struct Samples {
+        m: Musher,
+        t: u64,
+    }
+
+    impl Samples {
+        fn step(&mut self, rate: f64) -> u64 {
+            self.t += 100_000_000;
+            self.m.measure(Time(self.t), rate, 0.0);
+            self.m.ratio()
+        }
+
+        /// Five samples at 100 Mbit/s (the reference), then five 350 Mbit/s above it: the
+        /// accumulated difference passes 200 Mbit/s and a search triggers, not yet stepped.
+        fn triggered() -> Self {
+            let mut s = Samples {
+                m: Musher::new(2),
+                t: 0,
+            };
+            for _ in 0..5 {
+                s.step(100e6);
+            }
+            for _ in 0..5 {
+                s.step(450e6);
+            }
+            assert_eq!(s.m.ratio(), 50, "triggered, not yet stepped");
+            s
+        }
+    }
+
     #[test]
     fn rate_rise_persisting_five_samples_starts_search_to_the_right() {
-        let mut m = Musher::new(2);
-        let mut t = 0u64;
-        let mut step = |m: &mut Musher, rate: f64| {
-            t += 100_000_000;
-            m.measure(Time(t), rate, 0.0);
-        };
-        for _ in 0..5 {
-            step(&mut m, 100e6);
-        }
-        // Rates 350 Mbit/s above the reference: accumulated difference > 200 Mbit/s.
-        for _ in 0..5 {
-            step(&mut m, 450e6);
-        }
-        assert_eq!(m.ratio(), 50, "triggered, not yet stepped");
-        step(&mut m, 450e6);
-        assert_eq!(m.ratio(), 55, "first step to the right");
+        let mut s = Samples::triggered();
+        assert_eq!(s.step(450e6), 55, "first step to the right");
         // Better by more than 5 Mbit/s: keep going right.
-        step(&mut m, 470e6);
-        assert_eq!(m.ratio(), 60);
+        assert_eq!(s.step(470e6), 60);
         // Worse: step back and stop; later samples only rebuild the reference.
-        step(&mut m, 400e6);
-        assert_eq!(m.ratio(), 55);
-        step(&mut m, 300e6);
-        assert_eq!(m.ratio(), 55);
+        assert_eq!(s.step(400e6), 55);
+        assert_eq!(s.step(300e6), 55);
     }
 
     #[test]
     fn search_without_gain_either_way_ends_two_steps_left_as_published() {
         // `find_optimal_ratio` (mptcp_musher.c): INIT_RIGHT sets 55, RIGHT_RATIO_SET sees no
         // gain, INIT_LEFT sets 45, LEFT_RATIO_SET sees no gain and subtracts the step again.
-        let mut m = Musher::new(2);
-        let mut t = 0u64;
-        let mut step = |m: &mut Musher, rate: f64| {
-            t += 100_000_000;
-            m.measure(Time(t), rate, 0.0);
-        };
-        for _ in 0..5 {
-            step(&mut m, 100e6);
-        }
-        for _ in 0..5 {
-            step(&mut m, 450e6);
-        }
-        step(&mut m, 450e6);
-        assert_eq!(m.ratio(), 55, "right probe");
-        step(&mut m, 450e6);
-        assert_eq!(m.ratio(), 55, "no gain to the right: INIT_LEFT next");
-        step(&mut m, 450e6);
-        assert_eq!(m.ratio(), 45, "left probe");
-        step(&mut m, 450e6);
+        let mut s = Samples::triggered();
+        assert_eq!(s.step(450e6), 55, "right probe");
+        assert_eq!(s.step(450e6), 55, "no gain to the right: INIT_LEFT next");
+        assert_eq!(s.step(450e6), 45, "left probe");
         assert_eq!(
-            m.ratio(),
+            s.step(450e6),
             40,
             "no gain to the left: one more step left, search over"
         );
-        step(&mut m, 450e6);
-        assert_eq!(m.ratio(), 40);
+        assert_eq!(s.step(450e6), 40);
     }
 }
