@@ -11,7 +11,8 @@ CUBIC; the default receiver against `rtsc`.
 Prints, per receiver, the p95 application delay, the bytes and segments each path carried and
 how many of the segments were short; writes the figure (default
 docs/img/rtsc-fig9-cubic-23.png): per path, the rate carried and the congestion window over
-time with R-TSC's withheld segments marked, and the application delay of every packet.
+time with the sender's retransmissions marked (where R-TSC withholds a segment, the sender
+retransmits it after the three duplicate ACKs), and the application delay of every packet.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from mpsched import runner  # noqa: E402
+from mpsched.presets_cech import goodput_series  # noqa: E402
 
 F_BPS = 35.85e6
 PACKET = 1448  # the stream's application packet (crates/sim/tests/rtsc.rs fig9)
@@ -76,6 +78,7 @@ def main(out: str) -> None:
             f"(p50 {res['app_delay_p50_s'] * 1e3:.1f} ms), withheld {res.get('withheld_by_path')}"
         )
         arr = ev[ev["kind"] == "arrive"]
+        rates = goodput_series(tr, BIN_S)
         for i, p in enumerate(tr.path_names):
             a = arr[arr["path_name"] == p]
             short = int((a["len"] < 100).sum())
@@ -84,9 +87,7 @@ def main(out: str) -> None:
                 f"({short} shorter than 100 B)"
             )
             colour = ("tab:blue", "tab:orange")[i]
-            bins = np.arange(0, a["time_s"].max() + BIN_S, BIN_S)
-            rate, _ = np.histogram(a["time_s"], bins=bins, weights=a["len"])
-            axes[0][col].plot(bins[:-1], rate * 8 / BIN_S / 1e6, color=colour, label=p)
+            axes[0][col].plot(rates["time_s"], rates[p] / 1e6, color=colour, label=p)
             x = sm[sm["path_name"] == p]
             axes[1][col].plot(x["time_s"], x["cwnd_bytes"] / 1e3, color=colour, label=p)
             rtx = ev[(ev["path_name"] == p) & (ev["kind"] == "retransmit")]

@@ -451,8 +451,8 @@ def musher_queue_series(trace: Any, bin_s: float = 0.5) -> Any:
     new = ev[sender & (ev["kind"] == "send")].groupby([b, "path"]).size().unstack(fill_value=0)
     rtx = ev[sender & (ev["kind"] == "retransmit")].groupby([b, "path"]).size()
     rtx = rtx.unstack(fill_value=0).reindex(columns=[0, 1], fill_value=0)
-    delivered = ev[(ev["side"] == "receiver") & (ev["kind"] == "deliver")]
-    goodput = delivered.groupby(b)["len"].sum() * 8 / bin_s
+    g = goodput_series(trace, bin_s)
+    goodput = pd.Series(g["total"].to_numpy(), index=(g["time_s"] / bin_s).round().astype(int))
     sm = trace.samples
     sb = (sm["time_s"] // bin_s).astype(int)
     cwnd = sm.groupby([sb, "path"])["cwnd_bytes"].mean().unstack() / MSS_MPTCP
@@ -484,6 +484,8 @@ def _musher_queue_figure(traces: dict[tuple[str, str], Any], title: str):
     fig, axes = plt.subplots(3, 1, figsize=(8, 7.5), sharex=True)
     fig.set_layout_engine("constrained")
     colours = {("musher", "small"): "tab:red", ("musher", "large"): "tab:blue"}
+    small_queue = int(QUEUES_FIG45["small"].removesuffix("pkt"))
+    search_note = "no ratio search in the run"
     for (s, q), tr in traces.items():
         d = musher_queue_series(tr)
         colour = colours.get((s, q), "grey")
@@ -506,6 +508,10 @@ def _musher_queue_figure(traces: dict[tuple[str, str], Any], title: str):
             )
         if (s, q) != ("musher", "small"):
             continue
+        # After slow start the ratio holds at 50 % until a search moves it.
+        moved = d[(d.index >= 1.0) & ((d["p1_share"] - 0.5).abs() > 0.02)]
+        if not moved.empty:
+            search_note = f"no ratio search until {moved.index[0]:.1f} s"
         axes[0].plot(
             t,
             d["ratio_bound"] / 1e6,
@@ -534,7 +540,9 @@ def _musher_queue_figure(traces: dict[tuple[str, str], Any], title: str):
                 alpha=0.3,
                 label="bins with retransmissions (small)" if i == 0 else None,
             )
-    axes[1].axhline(500, color="grey", lw=0.8, ls=":", label="queue size (500 packets)")
+    axes[1].axhline(
+        small_queue, color="grey", lw=0.8, ls=":", label=f"queue size ({small_queue} packets)"
+    )
     axes[0].set_ylabel("goodput (Mbit/s)")
     axes[1].set_ylabel("cwnd (segments)")
     axes[1].set_ylim(0, 1800)
@@ -543,7 +551,8 @@ def _musher_queue_figure(traces: dict[tuple[str, str], Any], title: str):
     axes[2].text(
         0.5,
         0.15,
-        "no ratio search until 18.5 s: goodput stays within 200 Mbit/s of its slow-start reference",
+        f"{search_note} (small queues): a search starts only after five samples with goodput\n"
+        "200 Mbit/s off its slow-start reference, or the queued bytes 75 kB below it",
         fontsize="x-small",
     )
     axes[2].set_xlabel("time (s)")
