@@ -253,18 +253,19 @@ fn minrtt_eq1_slow_path_buffer_variants() {
                     v2["goodput_bps"], v["goodput_bps"],
                     "sampling changed the run"
                 );
-                let mut srtt: Vec<f64> = (0..tr.sample_time_s.len())
-                    .filter(|&i| tr.sample_path[i] == 1 && tr.sample_time_s[i] > 10.0)
-                    .map(|i| tr.sample_srtt_s[i])
-                    .collect();
+                // The slow path's sRTT samples after `from` seconds.
+                let slow_srtt_after = |from: f64| -> Vec<f64> {
+                    (0..tr.sample_time_s.len())
+                        .filter(|&i| tr.sample_path[i] == 1 && tr.sample_time_s[i] > from)
+                        .map(|i| tr.sample_srtt_s[i])
+                        .collect()
+                };
+                let mean_of = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                let mut srtt = slow_srtt_after(10.0);
                 srtt.sort_by(f64::total_cmp);
                 let pct = |f: f64| srtt[((srtt.len() - 1) as f64 * f).round() as usize];
-                let mean = srtt.iter().sum::<f64>() / srtt.len() as f64;
-                let last: Vec<f64> = (0..tr.sample_time_s.len())
-                    .filter(|&i| tr.sample_path[i] == 1 && tr.sample_time_s[i] > RUN_S - 10.0)
-                    .map(|i| tr.sample_srtt_s[i])
-                    .collect();
-                let last = last.iter().sum::<f64>() / last.len() as f64;
+                let mean = mean_of(&srtt);
+                let last = mean_of(&slow_srtt_after(RUN_S - 10.0));
                 let err = |r: f64| {
                     let model = stms::buffer_default(b_f, b_s, r);
                     100.0 * (got - model) / model
