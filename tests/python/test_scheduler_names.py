@@ -37,6 +37,8 @@ DOCUMENTED = [
     "lte-handover",
     "backup:lte",
     "backup:lte,wifi",
+    "backup:lte,detect=rto",
+    "backup:lte,detect=probe",
     "oracle",
 ]
 

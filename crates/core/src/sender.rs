@@ -160,6 +160,9 @@ pub struct SenderConnection {
     msk: Option<MskRetrans>,
     /// When each subflow last received an ACK (`tp->rcv_tstamp`).
     last_ack_rx: Vec<Option<Time>>,
+    /// The scheduler reads [`crate::sched::SubflowView::silent`]: each subflow's silence deadline is a timer
+    /// ([`Scheduler::watches_silence`]). Off, no subflow is ever marked silent.
+    watch_silence: bool,
     /// `__mptcp_retransmit_pending_data`: the connection's unacknowledged segments, all sent
     /// again from the data-ACK on, before any new data (a subflow went stale).
     repush: VecDeque<SegNo>,
@@ -228,6 +231,7 @@ impl SenderConnection {
             ],
             pf: vec![false; cfg.npaths],
             msk: None,
+            watch_silence: false,
             last_ack_rx: vec![None; cfg.npaths],
             repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
@@ -240,6 +244,7 @@ impl SenderConnection {
             conn.msk = Some(MskRetrans::default());
         }
         conn.est.track_delta(conn.sched.reads_delta_owd());
+        conn.watch_silence = conn.sched.watches_silence();
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
         conn
@@ -752,9 +757,16 @@ impl SenderConnection {
     /// Earliest retransmission timer (a subflow's or the connection's), or the time pacing
     /// lets a held-back segment leave.
     pub fn poll_timeout(&self) -> Option<Time> {
+        let watch = self.watch_silence;
         self.subflows
             .iter()
-            .flat_map(|s| [s.retransmission_timer(), s.pacing_release_time()])
+            .flat_map(|s| {
+                [
+                    s.retransmission_timer(),
+                    s.pacing_release_time(),
+                    s.silence_deadline().filter(|_| watch),
+                ]
+            })
             .chain([self.msk.as_ref().and_then(MskRetrans::deadline)])
             .flatten()
             .min()
@@ -763,6 +775,9 @@ impl SenderConnection {
     pub fn handle_timeout(&mut self, now: Time) {
         for p in 0..self.subflows.len() {
             let sf = &mut self.subflows[p];
+            if self.watch_silence && sf.silence_deadline().is_some_and(|t| t <= now) {
+                sf.mark_silent();
+            }
             if sf.retransmission_timer().is_some_and(|t| t <= now) && sf.on_timeout(now) {
                 self.on_subflow_rto(p);
                 self.notify(now, SchedEvent::Rto { path: p as PathId });

@@ -329,6 +329,11 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn reads_delta_owd(&self) -> bool {
         false
     }
+    /// The scheduler reads [`SubflowView::silent`]: the connection then watches each
+    /// subflow's ACKs against its probe timeout (one more timer per subflow).
+    fn watches_silence(&self) -> bool {
+        false
+    }
     /// Upstream Linux's MPTCP-level retransmission ([`crate::msk_rtx`]) instead of v0.9x's: a
     /// subflow's timeout moves nothing by itself; the connection's own timer resends one data
     /// fragment at a time on an idle subflow and re-pushes everything once a subflow is stale.
@@ -409,7 +414,7 @@ pub const SCHEDULERS: &[(&str, &str)] = &[
     ("daps", "DAPS: RTT-ratio sending schedule for in-order arrival (Kuhn et al., ICC 2014; Cech, TUM 2020, Table 1)"),
     ("otias", "OTIAS: each segment to the subflow of earliest estimated arrival, queued ahead of the window (Yang et al., AINA Workshops 2014; Cech, TUM 2020, Table 1)"),
     ("lte-handover", "handover-aware: inter-send vs inter-ACK detection, disabled/stale subflows, resend of in-flight data, RTT refresh (Cech, TUM 2020, §5, Fig. 8)"),
-    ("backup", "MPTCP backup flag: backup paths carry data only while every other path is in RTO loss; backup:NAME[,NAME] or path key backup = true (RFC 8684 §3.3.8)"),
+    ("backup", "MPTCP backup flag: backup paths carry data only while every other path has gone a probe timeout without an ACK or is in RTO loss (detect=rto: RTO loss only, as Linux v0.9x); backup:NAME[,NAME][,detect=probe|rto] or path key backup = true (RFC 8684 §3.3.8; RFC 7829 §4)"),
 ];
 
 /// Errors building a scheduler from its CLI name.
@@ -423,6 +428,8 @@ pub enum SchedError {
     BackupPaths(String),
     #[error("scheduler \"backup:{0}\": no path named \"{0}\" (paths: {1})")]
     UnknownBackupPath(String, String),
+    #[error("scheduler backup: unknown option \"{0}\" (the one option is detect=probe|rto)")]
+    BackupOption(String),
 }
 
 /// Build a scheduler from its CLI name. `path_names` resolves `single:NAME`; `capacity_bps`
@@ -460,7 +467,19 @@ pub fn build(
         ("otias", None) => Box::new(otias::Otias::new(path_names.len())),
         ("lte-handover", None) => Box::new(lte_handover::LteHandover::new(path_names.len())),
         ("backup", arg) => {
-            let names: Vec<&str> = arg.map(|a| a.split(',').collect()).unwrap_or_default();
+            let items: Vec<&str> = arg.map(|a| a.split(',').collect()).unwrap_or_default();
+            let mut detect = backup::Detect::Probe;
+            let mut names = Vec::new();
+            for item in items {
+                match item.split_once('=') {
+                    Some(("detect", v)) => {
+                        detect = backup::Detect::parse(v)
+                            .ok_or_else(|| SchedError::BackupOption(item.to_string()))?;
+                    }
+                    Some(_) => return Err(SchedError::BackupOption(item.to_string())),
+                    None => names.push(item),
+                }
+            }
             if names.is_empty() || names.iter().any(|n| n.is_empty()) {
                 return Err(SchedError::BackupPaths(name.to_string()));
             }
@@ -476,7 +495,7 @@ pub fn build(
                     }
                 }
             }
-            Box::new(backup::Backup::new(flags))
+            Box::new(backup::Backup::new(flags, detect))
         }
         ("fixed-split", Some(a)) => match fixed_split::FixedSplit::parse(a, path_names.len()) {
             Some(s) => Box::new(s),

@@ -56,6 +56,13 @@ pub trait SubflowView {
     fn is_established(&self) -> bool {
         true
     }
+    /// No ACK for one probe timeout (Linux's PTO, 2·sRTT + 2 ms, `tcp_schedule_loss_probe`)
+    /// while data is outstanding: the earliest moment Linux TCP suspects a tail loss (RFC 8985
+    /// §7), here kept in every congestion state until the next ACK. Drivers report it only to
+    /// schedulers that watch for it ([`super::Scheduler::watches_silence`]).
+    fn silent(&self) -> bool {
+        false
+    }
 }
 
 /// The subflows of one connection, indexed by path number.
@@ -148,6 +155,10 @@ impl SubflowView for SubflowSender {
     #[inline]
     fn state(&self) -> SubflowState {
         SubflowSender::state(self)
+    }
+    #[inline]
+    fn silent(&self) -> bool {
+        SubflowSender::silent(self)
     }
     #[inline]
     fn bytes_sent(&self) -> u64 {

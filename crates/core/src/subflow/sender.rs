@@ -264,6 +264,13 @@ pub struct SubflowSender {
     rto_count: u64,
     spurious_rtos: u64,
     tlp_probes: u64,
+    /// The last ACK's arrival, and the send that ended the last idle stretch (nothing
+    /// outstanding before it): where a silence is counted from ([`Self::silence_deadline`]).
+    last_ack_at: Option<Time>,
+    busy_since: Time,
+    /// No ACK for one probe timeout while data is outstanding ([`Self::mark_silent`]); the
+    /// next ACK clears it.
+    silent: bool,
     /// The server side of the subflow's handshake is complete: until then no data may go on
     /// it (see [`SubflowSender::set_pending`]).
     established: bool,
@@ -462,6 +469,9 @@ impl SubflowSender {
             rto_count: 0,
             spurious_rtos: 0,
             tlp_probes: 0,
+            last_ack_at: None,
+            busy_since: Time::ZERO,
+            silent: false,
             established: true,
             scratch: Vec::new(),
             is_cwnd_limited: false,
@@ -677,6 +687,9 @@ impl SubflowSender {
         }
         self.last_send = Some(now);
         let prior_packets = self.board.len();
+        if prior_packets == 0 {
+            self.busy_since = now;
+        }
         let seg = Sent {
             seq: self.snd_nxt,
             len,
@@ -866,15 +879,11 @@ impl SubflowSender {
             && self.retx_sent.is_empty()
     }
 
-    /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): PTO = 2·SRTT, plus rto_min when a
-    /// single segment is out (its ACK may be delayed) and `TCP_TIMEOUT_MIN` otherwise, 1 s
-    /// before any sample; never later than the RTO (the full RTO when an ACK just advanced it,
-    /// else what is left of it from the head's transmission). Only in the Open state.
-    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
-        if self.board.is_empty() || !self.is_open() {
-            return false;
-        }
-        let mut pto = match self.rtt.srtt() {
+    /// The probe timeout of `tcp_schedule_loss_probe` before its cap by the RTO: 2·SRTT, plus
+    /// rto_min when a single segment is out (its ACK may be delayed), else `TCP_TIMEOUT_MIN`;
+    /// 1 s before any RTT sample.
+    fn pto(&self) -> Duration {
+        match self.rtt.srtt() {
             Some(s) => {
                 let extra = if self.board.len() == 1 {
                     self.min_rto
@@ -884,7 +893,45 @@ impl SubflowSender {
                 Duration(2 * s.0) + extra
             }
             None => Duration::from_secs(1),
-        };
+        }
+    }
+
+    /// When this subflow turns silent: one probe timeout ([`Self::pto`]) after the later of
+    /// its last ACK and the send that ended its last idle stretch, while data is outstanding;
+    /// `None` with nothing outstanding or once silent. Unlike the probe timer itself this runs
+    /// in every congestion state (Linux arms no probe outside `TCP_CA_Open`, so a path that
+    /// fails during fast recovery would otherwise show nothing until its RTO) and is not
+    /// pushed back by further sends: new data going out is no sign of life.
+    pub fn silence_deadline(&self) -> Option<Time> {
+        if self.board.is_empty() || self.silent {
+            return None;
+        }
+        let since = self
+            .last_ack_at
+            .map_or(self.busy_since, |a| a.max(self.busy_since));
+        Some(since + self.pto())
+    }
+
+    /// The silence deadline passed: the subflow stays silent until its next ACK.
+    pub fn mark_silent(&mut self) {
+        self.silent = true;
+    }
+
+    /// No ACK for a probe timeout while data is outstanding (set by [`Self::mark_silent`] for
+    /// schedulers that watch for it, [`crate::sched::Scheduler::watches_silence`]).
+    pub fn silent(&self) -> bool {
+        self.silent
+    }
+
+    /// Linux `tcp_schedule_loss_probe` (RFC 8985 §7.2): PTO = 2·SRTT, plus rto_min when a
+    /// single segment is out (its ACK may be delayed) and `TCP_TIMEOUT_MIN` otherwise, 1 s
+    /// before any sample; never later than the RTO (the full RTO when an ACK just advanced it,
+    /// else what is left of it from the head's transmission). Only in the Open state.
+    fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if self.board.is_empty() || !self.is_open() {
+            return false;
+        }
+        let mut pto = self.pto();
         let rto_delta = if advancing_rto {
             self.rtt.rto().0 as i128
         } else {
@@ -1041,6 +1088,8 @@ impl SubflowSender {
         received: &mut Vec<Received>,
     ) -> AckOutcome {
         let mut out = AckOutcome::default();
+        self.last_ack_at = Some(now);
+        self.silent = false;
         self.peer_ts = self.peer_ts.max(ack.ts_val);
         let prior_in_flight = self.in_flight;
         let cum = ack.ack.min(self.snd_nxt);
@@ -1819,6 +1868,50 @@ mod tests {
         assert_eq!(sf.send_retransmission(ms(202)).map(|d| d.seq), Some(9 * M));
         assert_eq!(sf.tlp_probes(), 1);
         assert_eq!(timer(&sf), (TimerKind::Rto, ms(202) + sf.rto()));
+    }
+
+    #[test]
+    fn silence_runs_from_the_last_ack_whatever_the_timers_until_the_next_ack() {
+        // Ten segments at 0 ms, 0-4 acknowledged at 100 ms (SRTT 50 ms): silent one PTO
+        // (2·SRTT + 2 ms) later, at 202 ms, with the probe timer.
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 10]);
+        ack_to(&mut sf, 5 * M, 100);
+        assert_eq!(sf.silence_deadline(), Some(ms(202)));
+        // New data re-arms the probe, but is no sign of life from the path.
+        send(&mut sf, 150, &[MSS; 2]);
+        let (kind, probe_at) = timer(&sf);
+        assert!(
+            kind == TimerKind::Probe && probe_at > ms(202),
+            "{kind:?} at {probe_at:?}"
+        );
+        assert_eq!(sf.silence_deadline(), Some(ms(202)));
+        // A SACK at 160 ms is a sign of life, though it moves no timer (SND.UNA stays).
+        ack_sack(&mut sf, 5 * M, &[(9 * M, 12 * M)], 160, 150);
+        assert_eq!(timer(&sf), (kind, probe_at));
+        let pto = Duration(2 * sf.srtt().unwrap().0) + TIMEOUT_MIN;
+        assert_eq!(sf.silence_deadline(), Some(ms(160) + pto));
+        sf.mark_silent();
+        assert!(sf.silent() && sf.silence_deadline().is_none());
+        // The next ACK ends it.
+        ack_sack(&mut sf, 6 * M, &[(9 * M, 12 * M)], 400, 150);
+        assert!(!sf.silent());
+        assert_eq!(
+            sf.silence_deadline(),
+            Some(ms(400) + Duration(2 * sf.srtt().unwrap().0) + TIMEOUT_MIN)
+        );
+    }
+
+    #[test]
+    fn silence_after_idle_counts_from_the_first_send() {
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 2]);
+        ack_to(&mut sf, 2 * M, 100);
+        assert_eq!(sf.silence_deadline(), None, "nothing outstanding");
+        // Idle until 5 s: the old ACK is not a silence.
+        send(&mut sf, 5_000, &[MSS; 2]);
+        let pto = Duration(2 * sf.srtt().unwrap().0) + TIMEOUT_MIN;
+        assert_eq!(sf.silence_deadline(), Some(ms(5_000) + pto));
     }
 
     #[test]

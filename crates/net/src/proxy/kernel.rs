@@ -177,6 +177,11 @@ impl SocketOpts {
 const TCP_CA_RECOVERY: u8 = 3;
 const TCP_CA_LOSS: u8 = 4;
 
+/// `tcpi_last_ack_recv` is kept in jiffies (10 ms at the coarsest kernel tick, HZ = 100): a
+/// silence is judged that much later than the simulator judges it, so that a loopback
+/// subflow (sRTT of microseconds) is not silent between two ticks.
+pub const JIFFY_SLACK: std::time::Duration = std::time::Duration::from_millis(10);
+
 /// A kernel subflow's snapshot, as [`SubflowView`]. `alive == false` (not connected yet, or
 /// failed) reads as a subflow without window space and without an RTT sample.
 #[derive(Clone, Copy, Debug, Default)]
@@ -187,9 +192,37 @@ pub struct KernelView {
     /// Bytes the proxy may commit beyond the congestion window (it cannot see ACKs as they
     /// arrive, only poll; a little unsent data keeps the pipe fed between polls).
     pub slack: u64,
+    /// Since when data has been outstanding (`tcpi_unacked` > 0), as the proxy saw it.
+    pub busy_since: Option<std::time::Instant>,
+    /// [`SubflowView::silent`] at the last refresh.
+    pub silent: bool,
 }
 
 impl KernelView {
+    /// A new `TCP_INFO` snapshot read at `now`. Silence as the simulator counts it
+    /// ([`mpsched_core::subflow::sender::SubflowSender::silence_deadline`]): data outstanding,
+    /// and neither an ACK (`tcpi_last_ack_recv`) nor the end of an idle stretch (seen by the
+    /// proxy's polls, so up to a poll late) within one probe timeout, 2·sRTT plus 2 ms (plus
+    /// rto_min, 200 ms, with one packet out), as Linux `tcp_schedule_loss_probe`, plus
+    /// [`JIFFY_SLACK`]: `tcpi_last_ack_recv` counts whole jiffies.
+    pub fn update(&mut self, info: TcpInfo, now: std::time::Instant) {
+        self.info = info;
+        if info.unacked == 0 {
+            self.busy_since = None;
+            self.silent = false;
+            return;
+        }
+        let since = *self.busy_since.get_or_insert(now);
+        let pto = if info.rtt == 0 {
+            std::time::Duration::from_secs(1)
+        } else {
+            let extra = if info.unacked == 1 { 200_000 } else { 2_000 };
+            std::time::Duration::from_micros(2 * info.rtt as u64 + extra)
+        } + JIFFY_SLACK;
+        let quiet = std::time::Duration::from_millis(info.last_ack_recv as u64);
+        self.silent = quiet >= pto && now.duration_since(since) >= pto;
+    }
+
     fn mss64(&self) -> u64 {
         self.info.snd_mss.max(1) as u64
     }
@@ -248,6 +281,9 @@ impl SubflowView for KernelView {
     fn rto(&self) -> Duration {
         Duration::from_micros(self.info.rto as u64)
     }
+    fn silent(&self) -> bool {
+        self.alive && self.silent
+    }
     fn state(&self) -> SubflowState {
         match self.info.ca_state {
             TCP_CA_LOSS => SubflowState::Loss,
@@ -285,6 +321,42 @@ mod tests {
     use super::*;
 
     #[test]
+    fn silent_after_a_probe_timeout_without_ack_not_after_idle() {
+        // sRTT 50 ms, five packets out: PTO = 102 ms, judged after 112 ms (`JIFFY_SLACK`).
+        let info = |last_ack_recv| TcpInfo {
+            unacked: 5,
+            rtt: 50_000,
+            last_ack_recv,
+            ..Default::default()
+        };
+        let t0 = std::time::Instant::now();
+        let ms = |n| t0 + std::time::Duration::from_millis(n);
+        let mut v = KernelView {
+            alive: true,
+            ..Default::default()
+        };
+        // Idle for 10 s, then data: the old ACK is no silence until a PTO of sending passes.
+        v.update(info(10_000), t0);
+        assert!(!v.silent());
+        v.update(info(10_111), ms(111));
+        assert!(!v.silent());
+        v.update(info(10_112), ms(112));
+        assert!(v.silent());
+        // An ACK: quiet again for less than a PTO.
+        v.update(info(40), ms(150));
+        assert!(!v.silent());
+        // Everything acknowledged: no silence, whatever the age of the last ACK.
+        v.update(
+            TcpInfo {
+                unacked: 0,
+                ..info(500)
+            },
+            ms(700),
+        );
+        assert!(!v.silent() && v.busy_since.is_none());
+    }
+
+    #[test]
     fn connected_loopback_socket_reports_cwnd_and_mss() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
@@ -294,6 +366,7 @@ mod tests {
             alive: true,
             info: tcp_info(&c).unwrap(),
             slack: 0,
+            ..Default::default()
         };
         // Linux's initial window is 10 segments (RFC 6928, TCP_INIT_CWND).
         assert_eq!(v.info.snd_cwnd, 10);

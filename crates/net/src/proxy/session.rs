@@ -290,6 +290,8 @@ impl Session {
                     alive: false,
                     info: Default::default(),
                     slack: cfg.slack,
+                    busy_since: None,
+                    silent: false,
                 })
                 .collect(),
             est: Estimator::new(n),
@@ -729,7 +731,7 @@ impl Session {
     fn refresh(&mut self, p: usize) {
         if let Some(s) = &self.subflows[p].stream {
             match tcp_info(s.as_ref()) {
-                Ok(i) => self.views[p].info = i,
+                Ok(i) => self.views[p].update(i, Instant::now()),
                 Err(_) => self.views[p].alive = false,
             }
         }
