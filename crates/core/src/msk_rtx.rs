@@ -114,6 +114,11 @@ impl MskRetrans {
         self.stale[p] = true;
     }
 
+    /// `subflow->stale_count` of `p`.
+    pub fn stale_count(&self, p: usize) -> u8 {
+        self.stale_count[p]
+    }
+
     pub fn is_stale(&self, p: usize) -> bool {
         self.stale[p]
     }

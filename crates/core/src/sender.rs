@@ -832,9 +832,12 @@ impl SenderConnection {
             return;
         }
         // `mptcp_subflow_get_retrans`: the first active subflow with nothing outstanding at
-        // the TCP level; each one holding data gets `mptcp_pm_subflow_chk_stale`.
+        // the TCP level; each one holding data gets `mptcp_pm_subflow_chk_stale`. A backup
+        // subflow only when no other is idle and every subflow holding data has counted more
+        // than one firing ("use backup only if there are no progresses anywhere").
         let n = self.subflows.len();
-        let mut pick = None;
+        let (mut pick, mut backup) = (None, None);
+        let mut min_stale_count = u8::MAX;
         for p in 0..n {
             if !self.subflows[p].is_established() {
                 continue;
@@ -845,10 +848,16 @@ impl SenderConnection {
                     m.mark_stale(p);
                     self.repush_pending(p);
                 }
+                min_stale_count = min_stale_count.min(m.stale_count(p));
                 continue;
             }
-            pick.get_or_insert(p);
+            if self.sched.is_backup(p as PathId) {
+                backup.get_or_insert(p);
+            } else {
+                pick.get_or_insert(p);
+            }
         }
+        let pick = pick.or(backup.filter(|_| min_stale_count > 1));
         if let Some(p) = pick {
             // The head data fragment, from the data-ACK to its end, as far as it was sent,
             // goes into the picked subflow's write queue (`mptcp_sendmsg_frag` then

@@ -236,7 +236,15 @@ fn build_scheduler(sc: &Scenario, name: &str) -> Result<Box<dyn sched::Scheduler
         .filter(|p| p.backup)
         .map(|p| p.name.as_str());
     let name = sched::backup::with_marked_paths(name, marked);
-    Ok(sched::build(&name, &names, &caps)?)
+    let mut s = sched::build(&name, &names, &caps)?;
+    // The marks are the subflows' backup flags too, for the schedulers that read them (the
+    // kernel runner flags the same paths' endpoints).
+    for (p, path) in sc.paths.iter().enumerate() {
+        if path.backup {
+            s.set_backup(p as mpsched_core::packet::PathId);
+        }
+    }
+    Ok(s)
 }
 
 /// All scheduler names `run` accepts (besides parameterized forms like `single:NAME`).

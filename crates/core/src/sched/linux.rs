@@ -5,8 +5,8 @@
 //!
 //! * Per active subflow the *linger time* `sk_wmem_queued / avg_pacing_rate`: the time the
 //!   subflow needs to drain what it already holds (sent and unacknowledged, plus committed and
-//!   unsent). The lowest wins; backup subflows would only be used when no normal one is active
-//!   (the simulator has no backup subflows).
+//!   unsent). The lowest wins; backup subflows (a scenario's `backup = true`, as the kernel
+//!   runner flags their endpoints) only when no other subflow is active.
 //! * If the winner's send buffer is full (`!sk_stream_memory_free(ssk)`: queued ≥ `sk_sndbuf`)
 //!   nothing is sent — no fallback to another subflow.
 //! * Otherwise a burst of `min(MPTCP_SEND_BURST_SIZE = 65,428 B, peer window left)` is committed
@@ -62,6 +62,8 @@ pub struct Linux {
     burst_left: u64,
     /// End (DSN) of the data fragment being pushed.
     dfrag_end: u64,
+    /// Backup subflows (`subflow->backup`, [`Scheduler::set_backup`]).
+    backup: [bool; MAX_PATHS],
 }
 
 /// `sk_wmem_queued` of `p`: what it holds in flight and committed, at Linux's true sizes
@@ -102,7 +104,10 @@ impl Linux {
     /// `mptcp_subflow_get_send`: the active subflow with the lowest linger time, if its send
     /// buffer has room; starts a burst on it.
     fn get_send(&mut self, ctx: &mut SchedCtx<'_>, window_left: u64) -> Option<PathId> {
+        // The best active subflow and the best active backup (`send_info[SSK_MODE_ACTIVE]`,
+        // `[SSK_MODE_BACKUP]`); the backup only when no other subflow is active.
         let mut best: Option<(f64, PathId)> = None;
+        let mut best_backup: Option<(f64, PathId)> = None;
         for p in 0..ctx.npaths() as PathId {
             if !active(ctx, p) {
                 continue;
@@ -115,12 +120,17 @@ impl Linux {
                 self.avg_pacing[i] = pacing(ctx, p);
             }
             let linger = wmem(ctx, p) as f64 / self.avg_pacing[i];
+            let slot = if self.backup[i] {
+                &mut best_backup
+            } else {
+                &mut best
+            };
             // Strictly lower: ties go to the first subflow in the list, as in the kernel.
-            if best.is_none_or(|(l, _)| linger < l) {
-                best = Some((linger, p));
+            if slot.is_none_or(|(l, _)| linger < l) {
+                *slot = Some((linger, p));
             }
         }
-        let (_, p) = best?;
+        let (_, p) = best.or(best_backup)?;
         if !memory_free(ctx, p) {
             return None;
         }
@@ -153,6 +163,16 @@ impl Scheduler for Linux {
 
     fn msk_retransmit(&self) -> bool {
         true
+    }
+
+    fn set_backup(&mut self, p: PathId) {
+        if let Some(b) = self.backup.get_mut(p as usize) {
+            *b = true;
+        }
+    }
+
+    fn is_backup(&self, p: PathId) -> bool {
+        self.backup.get(p as usize).copied().unwrap_or(false)
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
@@ -285,6 +305,49 @@ mod tests {
         }
         let expect: Vec<_> = (0..8).map(|s| (1000, s, Reinject)).collect();
         assert_eq!(on_p1, expect);
+    }
+
+    /// p1 is a backup path; both subflows have a window of 4 and p0 never hears back.
+    fn backup_exchange() -> Exchange {
+        let mut ex = Exchange::with_backups("linux", &[1e6, 1e6], 4, 1000 * MSS, &[1]);
+        ex.at(0).write(8);
+        ex
+    }
+
+    #[test]
+    fn backup_subflow_takes_no_burst_while_another_is_active() {
+        // `mptcp_subflow_get_send`: p1's linger time (zero, nothing queued) would win, but a
+        // backup only when no other subflow is active: the whole burst goes to p0.
+        let mut ex = backup_exchange();
+        assert_eq!(
+            ex.send(),
+            [(0, 0, New), (0, 1, New), (0, 2, New), (0, 3, New)]
+        );
+        assert_eq!(ex.conn.path_info()[1].queued, 0);
+        assert_eq!(ex.conn.path_info()[0].queued, 4 * MSS);
+    }
+
+    #[test]
+    fn connection_timer_resends_on_the_backup_only_after_two_firings_without_progress() {
+        // `mptcp_subflow_get_retrans`: no non-backup subflow is idle; the backup is used only
+        // once every subflow holding data has counted more than one firing without an ACK
+        // (`min_stale_count > 1`). The first firing counts one: nothing moves. The second
+        // sends the head fragment on p1.
+        let mut ex = backup_exchange();
+        ex.send();
+        let first = ex.fire_rto();
+        assert!(ex.send().iter().all(|s| s.0 == 0), "first firing");
+        let mut second = Vec::new();
+        while second.is_empty() {
+            let t = ex.fire_rto();
+            assert!(t > first);
+            second = ex.send().into_iter().filter(|s| s.0 == 1).collect();
+        }
+        assert_eq!(
+            second[0],
+            (1, 0, crate::sender::TxKind::Reinject),
+            "{second:?}"
+        );
     }
 
     /// Wire transmissions so far as (path, DSN, length).

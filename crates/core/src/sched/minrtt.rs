@@ -167,8 +167,23 @@ pub(crate) mod exchange {
 
         /// As [`Exchange::with_caps`] with the peer's initial window in bytes.
         pub fn with_window(sched: &str, caps_bps: &[f64], init_cwnd: u32, rwnd: u64) -> Self {
+            Self::with_backups(sched, caps_bps, init_cwnd, rwnd, &[])
+        }
+
+        /// As [`Exchange::with_window`], with `backups` flagged as backup paths (a scenario's
+        /// `backup = true`, [`crate::sched::Scheduler::set_backup`]).
+        pub fn with_backups(
+            sched: &str,
+            caps_bps: &[f64],
+            init_cwnd: u32,
+            rwnd: u64,
+            backups: &[PathId],
+        ) -> Self {
             let names: Vec<String> = (0..caps_bps.len()).map(|p| format!("p{p}")).collect();
-            let sched = sched::build(sched, &names, caps_bps).expect("known scheduler");
+            let mut sched = sched::build(sched, &names, caps_bps).expect("known scheduler");
+            for &p in backups {
+                sched.set_backup(p);
+            }
             let mut conn = SenderConnection::new(
                 &SenderConfig {
                     npaths: caps_bps.len(),

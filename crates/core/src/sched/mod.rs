@@ -329,6 +329,16 @@ pub trait Scheduler: std::fmt::Debug + Send {
     fn reads_delta_owd(&self) -> bool {
         false
     }
+    /// Path `p` is a backup path (RFC 8684 §3.3.8: the `B` bit of its MP_JOIN, a scenario's
+    /// `backup = true`, Linux's `ip mptcp endpoint ... backup`). Schedulers that honour the
+    /// flag (`linux`, as the kernel's `mptcp_subflow_get_send` does) keep it; the default
+    /// ignores it, as v0.9x's default scheduler does.
+    fn set_backup(&mut self, _p: PathId) {}
+    /// Whether [`Scheduler::set_backup`] marked `p` (for the connection's own choices, e.g.
+    /// upstream's retransmission subflow).
+    fn is_backup(&self, _p: PathId) -> bool {
+        false
+    }
     /// The scheduler reads [`SubflowView::silent`]: the connection then watches each
     /// subflow's ACKs against its probe timeout (one more timer per subflow).
     fn watches_silence(&self) -> bool {
