@@ -523,6 +523,19 @@ impl SenderConnection {
 
     /// The next segment to put on the wire, if any may be sent now.
     pub fn poll_transmit(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
+        // A step that only cleared something (an acknowledged queue entry, a dropped
+        // reinjection, a push or an F-RTO wait that ended) asks for another one. A loop, not
+        // a recursive call: thousands of such steps at one instant overflowed the stack.
+        loop {
+            let mut again = false;
+            let out = self.poll_step(now, &mut again);
+            if !again {
+                return out;
+            }
+        }
+    }
+
+    fn poll_step(&mut self, now: Time, again: &mut bool) -> Option<(DataSegment, TxKind)> {
         // One pass over the subflows (issue "Speed at scale": three passes were a tenth of an
         // 8-path run): pacing and restart-after-idle brought up to `now`, then subflow-level
         // retransmissions first (RFC 6675 NextSeg rule 1), round robin. A subflow the pass has
@@ -576,7 +589,8 @@ impl SenderConnection {
                             .filter_map(|&s| meta.seg(s))
                             .map(|r| u64::from(r.len))
                             .sum();
-                        return self.poll_transmit(now);
+                        *again = true;
+                        return None;
                     }
                     return Some(self.transmit(now, p as PathId, seg, true));
                 }
@@ -612,7 +626,8 @@ impl SenderConnection {
                 }
                 ReinjectChoice::Drop => {
                     self.meta.take_reinject(seg);
-                    return self.poll_transmit(now);
+                    *again = true;
+                    return None;
                 }
                 ReinjectChoice::Send(p) => {
                     // As for new data below: the window stopped what the scheduler wanted sent.
@@ -644,21 +659,26 @@ impl SenderConnection {
             self.apply_penalties(now);
             let Some(Assignment { path, seg }) = a else {
                 // Every subflow with window space is left idle by the scheduler. A subflow whose
-                // F-RTO waited for new data retransmits instead (Linux `tcp_process_loss`).
-                let frto = self.subflows.iter().any(|s| s.frto_waits_for_new_data());
-                for (sf, q) in self.subflows.iter_mut().zip(&self.wq) {
-                    if q.is_empty() {
-                        sf.mark_app_limited();
+                // F-RTO waited for new data retransmits instead (Linux `tcp_process_loss`), and
+                // so does one whose queued data cannot leave now (`tcp_xmit_recovery`: the push
+                // sent nothing new, so `frto = 0` and the retransmission queue goes). Before,
+                // the second kind was asked again and again at the same instant.
+                let mut released = false;
+                for p in 0..n {
+                    let waits = self.subflows[p].frto_waits_for_new_data();
+                    if self.wq[p].is_empty() {
+                        self.subflows[p].mark_app_limited();
+                        released |= waits;
+                    } else if waits && !self.wq_sendable(p) {
+                        self.subflows[p].end_frto_wait();
+                        released = true;
                     }
                 }
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
                 let pushed = self.wq_total > 0 && (0..n).any(|p| self.wq_sendable(p));
-                return if frto || pushed {
-                    self.poll_transmit(now)
-                } else {
-                    None
-                };
+                *again = released || pushed;
+                return None;
             };
             let p = path as usize;
             if p >= n || self.meta.seg(seg).is_none() || !self.meta.in_window(seg) {

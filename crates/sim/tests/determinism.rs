@@ -36,7 +36,9 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let scheds = ["minrtt", "dems-f", "dems-s", "linux", "rr", "blest", "ecf", "sttf"];
+    let scheds = [
+        "minrtt", "dems-f", "dems-s", "linux", "rr", "blest", "ecf", "sttf",
+    ];
     for n in [1usize, 2, 4, 8] {
         for sched in scheds {
             // Bulk: 40 Mbit/s aggregate for 1 s, CUBIC (the default).

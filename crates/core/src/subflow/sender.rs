@@ -320,12 +320,18 @@ impl SubflowSender {
     /// falls back to retransmitting (`tcp_process_loss`: no new data to send).
     pub fn mark_app_limited(&mut self) {
         if self.frto_new_data {
-            self.frto_new_data = false;
-            self.frto = false;
+            self.end_frto_wait();
         }
         if self.has_cwnd_space() {
             self.app_limited_until = (self.delivered + self.in_flight).max(1);
         }
+    }
+
+    /// F-RTO step 2.b could not send new data (Linux `tcp_xmit_recovery`: the push left
+    /// `snd_nxt` where it was, so `frto = 0`): the retransmissions it held back may go.
+    pub fn end_frto_wait(&mut self) {
+        self.frto_new_data = false;
+        self.frto = false;
     }
 
     /// F-RTO (RFC 5682 §3.1 step 2.b) holds retransmissions back until new data is sent; a
