@@ -777,19 +777,21 @@ impl SenderConnection {
     /// Earliest retransmission timer (a subflow's or the connection's), or the time pacing
     /// lets a held-back segment leave.
     pub fn poll_timeout(&self) -> Option<Time> {
-        let watch = self.watch_silence;
-        self.subflows
+        let msk = self.msk.as_ref().and_then(MskRetrans::deadline);
+        let timers = self
+            .subflows
             .iter()
-            .flat_map(|s| {
-                [
-                    s.retransmission_timer(),
-                    s.pacing_release_time(),
-                    s.silence_deadline().filter(|_| watch),
-                ]
-            })
-            .chain([self.msk.as_ref().and_then(MskRetrans::deadline)])
-            .flatten()
-            .min()
+            .flat_map(|s| [s.retransmission_timer(), s.pacing_release_time()]);
+        let first = timers.chain([msk]).flatten().min();
+        if !self.watch_silence {
+            return first;
+        }
+        let silence = self
+            .subflows
+            .iter()
+            .filter_map(|s| s.silence_deadline())
+            .min();
+        first.into_iter().chain(silence).min()
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
