@@ -8,9 +8,12 @@
 //! * it runs while data is unacknowledged at the data level: started by a push if idle
 //!   (`__mptcp_push_pending`), restarted by every advance of the data-ACK and stopped when
 //!   everything is acknowledged (`__mptcp_clean_una`);
-//! * its interval (`mptcp_set_timeout`) is the longest time left on a subflow's pending
-//!   retransmission timer, counting only subflows whose `stale_count` is zero, and
-//!   `TCP_RTO_MIN` (200 ms) when there is none;
+//! * its interval (`msk->timer_ival`) is set at every push decision (`mptcp_subflow_get_send`
+//!   → `__mptcp_set_timeout`, here at every data transmission) to the longest time then left
+//!   on an active subflow's pending timer (retransmission or loss probe), counting only
+//!   subflows whose `stale_count` is zero, and `TCP_RTO_MIN` (200 ms) when there is none;
+//!   every (re)start uses the interval last set, not the timers at the restart
+//!   (`mptcp_reset_rtx_timer`);
 //! * when it fires (`__mptcp_retrans`), `mptcp_subflow_get_retrans` picks the first subflow
 //!   (in list order) that is active and has nothing outstanding at the TCP level; every
 //!   subflow it passes over for holding data gets `mptcp_pm_subflow_chk_stale`. The picked
@@ -44,6 +47,9 @@ pub const DFRAG: u64 = 32_768;
 #[derive(Debug, Default)]
 pub struct MskRetrans {
     deadline: Option<Time>,
+    /// `msk->timer_ival`: the interval `mptcp_subflow_get_send` last computed
+    /// (`__mptcp_set_timeout`), which every restart uses; `None` before the first push.
+    timer_ival: Option<Duration>,
     /// `subflow->stale_count`.
     stale_count: [u8; MAX_PATHS],
     /// `subflow->stale_rcv_tstamp`: the subflow's last ACK arrival when counting began.
@@ -61,6 +67,16 @@ impl MskRetrans {
     /// `mptcp_reset_rtx_timer`: (re)start with `interval` from [`MskRetrans::interval`].
     pub fn reset(&mut self, now: Time, interval: Duration) {
         self.deadline = Some(now + interval);
+    }
+
+    /// `__mptcp_set_timeout` at a push decision: the interval later restarts use.
+    pub fn set_timeout(&mut self, now: Time, timers: impl Iterator<Item = Option<Time>>) {
+        self.timer_ival = Some(self.interval(now, timers));
+    }
+
+    /// `msk->timer_ival`, if a push has set it.
+    pub fn timer_ival(&self) -> Option<Duration> {
+        self.timer_ival
     }
 
     /// `mptcp_stop_rtx_timer` (also: the timer fired and is not pending until restarted).

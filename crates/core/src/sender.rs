@@ -762,7 +762,16 @@ impl SenderConnection {
         if first_on_path {
             self.sync_sndbuf();
         }
-        // `__mptcp_push_pending`: "ensure the rtx timer is running".
+        // `mptcp_subflow_get_send` sets the interval from the active subflows' pending timers
+        // (`__mptcp_set_timeout`); `__mptcp_push_pending`: "ensure the rtx timer is running".
+        if let Some(m) = &mut self.msk {
+            let timers = self.subflows.iter().zip(&self.info).map(|(s, i)| {
+                (i.available && s.is_established())
+                    .then(|| s.retransmission_timer())
+                    .flatten()
+            });
+            m.set_timeout(now, timers);
+        }
         self.msk_arm(now, false);
         (
             d,
@@ -821,7 +830,9 @@ impl SenderConnection {
     fn msk_arm(&mut self, now: Time, restart: bool) {
         if let Some(m) = &mut self.msk {
             if restart || m.deadline().is_none() {
-                let ival = m.interval(now, self.subflows.iter().map(|s| s.retransmission_timer()));
+                let ival = m.timer_ival().unwrap_or_else(|| {
+                    m.interval(now, self.subflows.iter().map(|s| s.retransmission_timer()))
+                });
                 m.reset(now, ival);
             }
         }

@@ -112,13 +112,13 @@ outage_tests_missed! {
 }
 
 #[test]
-#[ignore = "measured 2026-11-24 on 892ecc5 (Linux tcp_is_cwnd_limited): 2.378 s vs bound 1.521 s (2.394 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (LTE alone 1.220 s + RTO 0.300 s; 1.535 s before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_wifi_outage: 2.598 s vs 2.352 s)"]
+#[ignore = "measured 2026-11-24 with msk->timer_ival as upstream keeps it: 2.476 s vs bound 1.521 s (2.378 s on 892ecc5, Linux tcp_is_cwnd_limited; 2.394 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (LTE alone 1.220 s + RTO 0.300 s; 1.535 s before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_wifi_outage: 2.598 s vs 2.352 s)"]
 fn linux_wifi_outage_finishes_over_lte() {
     check("linux", 0);
 }
 
 #[test]
-#[ignore = "measured 2026-11-24 on 892ecc5 (Linux tcp_is_cwnd_limited): 2.603 s vs bound 2.173 s (2.622 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (WiFi alone 1.403 s + RTO 0.770 s; within it before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_lte_outage: 2.667-2.876 s vs 2.43-2.45 s)"]
+#[ignore = "measured 2026-11-24 with msk->timer_ival as upstream keeps it: 2.605 s vs bound 2.173 s (2.603 s on 892ecc5, Linux tcp_is_cwnd_limited; 2.622 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (WiFi alone 1.403 s + RTO 0.770 s; within it before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_lte_outage: 2.667-2.876 s vs 2.43-2.45 s)"]
 fn linux_lte_outage_finishes_over_wifi() {
     check("linux", 1);
 }
