@@ -160,8 +160,9 @@ pub struct SenderConnection {
     msk: Option<MskRetrans>,
     /// When each subflow last received an ACK (`tp->rcv_tstamp`).
     last_ack_rx: Vec<Option<Time>>,
-    /// The scheduler reads [`crate::sched::SubflowView::silent`]: each subflow's silence deadline is a timer
-    /// ([`Scheduler::watches_silence`]). Off, no subflow is ever marked silent.
+    /// The scheduler reads [`crate::sched::SubflowView::silent`]
+    /// ([`Scheduler::watches_silence`]): each subflow's silence deadline is then a timer. Off,
+    /// no subflow is ever marked silent.
     watch_silence: bool,
     /// `__mptcp_retransmit_pending_data`: the connection's unacknowledged segments, all sent
     /// again from the data-ACK on, before any new data (a subflow went stale).
@@ -783,8 +784,9 @@ impl SenderConnection {
         )
     }
 
-    /// Earliest retransmission timer (a subflow's or the connection's), or the time pacing
-    /// lets a held-back segment leave.
+    /// Earliest retransmission timer (a subflow's or the connection's), the time pacing lets a
+    /// held-back segment leave, or (for a scheduler that watches for it) a subflow's silence
+    /// deadline.
     pub fn poll_timeout(&self) -> Option<Time> {
         let msk = self.msk.as_ref().and_then(MskRetrans::deadline);
         let timers = self
