@@ -158,8 +158,6 @@ pub struct SenderConnection {
     pf: Vec<bool>,
     /// Upstream MPTCP-level retransmission ([`Scheduler::msk_retransmit`]), else `None`.
     msk: Option<MskRetrans>,
-    /// When each subflow last received an ACK (`tp->rcv_tstamp`).
-    last_ack_rx: Vec<Option<Time>>,
     /// The scheduler reads [`crate::sched::SubflowView::silent`]
     /// ([`Scheduler::watches_silence`]): each subflow's silence deadline is then a timer. Off,
     /// no subflow is ever marked silent.
@@ -233,7 +231,6 @@ impl SenderConnection {
             pf: vec![false; cfg.npaths],
             msk: None,
             watch_silence: false,
-            last_ack_rx: vec![None; cfg.npaths],
             repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
@@ -452,7 +449,6 @@ impl SenderConnection {
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);
         // v0.9x `mptcp_data_ack`: "Something got acked - subflow is operational again".
         self.pf[p] = false;
-        self.last_ack_rx[p] = Some(now);
         if let Some(m) = &mut self.msk {
             m.on_ack(p);
         }
@@ -879,7 +875,7 @@ impl SenderConnection {
             }
             if self.subflows[p].in_flight() > 0 || !self.wq[p].is_empty() {
                 let active = (0..n).filter(|&q| self.subflows[q].is_established());
-                if m.count(p, self.last_ack_rx[p]) && m.alternative(p, active) {
+                if m.count(p, self.subflows[p].last_ack_at()) && m.alternative(p, active) {
                     m.mark_stale(p);
                     self.repush_pending(p);
                 }

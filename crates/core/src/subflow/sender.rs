@@ -264,8 +264,9 @@ pub struct SubflowSender {
     rto_count: u64,
     spurious_rtos: u64,
     tlp_probes: u64,
-    /// The last ACK's arrival, and the send that ended the last idle stretch (nothing
-    /// outstanding before it): where a silence is counted from ([`Self::silence_deadline`]).
+    /// The last ACK's arrival (Linux `tp->rcv_tstamp`), and the send that ended the last idle
+    /// stretch (nothing outstanding before it): where a silence is counted from
+    /// ([`Self::silence_deadline`]).
     last_ack_at: Option<Time>,
     busy_since: Time,
     /// No ACK for one probe timeout while data is outstanding ([`Self::mark_silent`]); the
@@ -916,6 +917,11 @@ impl SubflowSender {
             .last_ack_at
             .map_or(self.busy_since, |a| a.max(self.busy_since));
         Some(since + self.pto())
+    }
+
+    /// When the last ACK arrived (Linux `tp->rcv_tstamp`).
+    pub fn last_ack_at(&self) -> Option<Time> {
+        self.last_ack_at
     }
 
     /// The silence deadline passed: the subflow stays silent until its next ACK.
