@@ -48,7 +48,9 @@ pub const DFRAG: u64 = 32_768;
 pub struct MskRetrans {
     deadline: Option<Time>,
     /// `msk->timer_ival`: the interval `mptcp_subflow_get_send` last computed
-    /// (`__mptcp_set_timeout`), which every restart uses; `None` before the first push.
+    /// (`__mptcp_set_timeout`), which every restart uses; `None` before the first push, read
+    /// as `TCP_RTO_MIN`, the value `__mptcp_init_sock` starts it with (no restart comes before
+    /// a push: the timer guards data sent).
     timer_ival: Option<Duration>,
     /// `subflow->stale_count`.
     stale_count: [u8; MAX_PATHS],
@@ -64,19 +66,15 @@ impl MskRetrans {
         self.deadline
     }
 
-    /// `mptcp_reset_rtx_timer`: (re)start with `interval` from [`MskRetrans::interval`].
-    pub fn reset(&mut self, now: Time, interval: Duration) {
-        self.deadline = Some(now + interval);
+    /// `mptcp_reset_rtx_timer`: (re)start with the interval the last push set
+    /// ([`MskRetrans::set_timeout`]).
+    pub fn reset(&mut self, now: Time) {
+        self.deadline = Some(now + self.timer_ival.unwrap_or(RTO_MIN));
     }
 
     /// `__mptcp_set_timeout` at a push decision: the interval later restarts use.
     pub fn set_timeout(&mut self, now: Time, timers: impl Iterator<Item = Option<Time>>) {
         self.timer_ival = Some(self.interval(now, timers));
-    }
-
-    /// `msk->timer_ival`, if a push has set it.
-    pub fn timer_ival(&self) -> Option<Duration> {
-        self.timer_ival
     }
 
     /// `mptcp_stop_rtx_timer` (also: the timer fired and is not pending until restarted).

@@ -822,16 +822,13 @@ impl SenderConnection {
         }
     }
 
-    /// (Re)start the MPTCP-level retransmission timer with `mptcp_set_timeout`'s interval
-    /// over the subflows' pending timers (`mptcp_reset_rtx_timer`); unless `restart`, only if
-    /// it is not running. Nothing without upstream retransmission.
+    /// (Re)start the MPTCP-level retransmission timer with the interval the last push set
+    /// (`mptcp_reset_rtx_timer`, `msk->timer_ival`); unless `restart`, only if it is not
+    /// running. Nothing without upstream retransmission.
     fn msk_arm(&mut self, now: Time, restart: bool) {
         if let Some(m) = &mut self.msk {
             if restart || m.deadline().is_none() {
-                let ival = m.timer_ival().unwrap_or_else(|| {
-                    m.interval(now, self.subflows.iter().map(|s| s.retransmission_timer()))
-                });
-                m.reset(now, ival);
+                m.reset(now);
             }
         }
     }
