@@ -63,7 +63,8 @@ def main() -> int:
     ap.add_argument("-s", "--scheduler", default="backup")
     ap.add_argument("--reps", type=int, default=1)
     a = ap.parse_args()
-    cmd = ["mpsched", a.mode, a.scenario, "--reps", str(a.reps), "--json"]
+    # This interpreter's mpsched (the venv's), whether or not the venv is on PATH.
+    cmd = [sys.executable, "-m", "mpsched", a.mode, a.scenario, "--reps", str(a.reps), "--json"]
     if a.mode == "realrun":
         cmd += ["-s", a.scheduler]
     before = namespaces()
