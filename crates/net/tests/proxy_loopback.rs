@@ -242,10 +242,18 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
     std::fs::write(&pf, policy).unwrap();
     let stats = tmp("echo.stats");
     let _ = std::fs::remove_file(&stats);
-    // Path b is marked backup, for `backup`; the other schedulers do not read the mark.
+    let server_stats = tmp("echo-server.stats");
+    let _ = std::fs::remove_file(&server_stats);
+    // Path b is marked backup, for `backup` and `linux` (the server learns the mark from b's
+    // hello); the other schedulers do not read it.
     let pair = start_pair_on(
         &["a=127.0.0.2", "b=127.0.0.3,backup"],
-        &["--allow", "127.0.0.0/8"],
+        &[
+            "--allow",
+            "127.0.0.0/8",
+            "--stats",
+            server_stats.to_str().unwrap(),
+        ],
         &[
             "--policy",
             pf.to_str().unwrap(),
@@ -281,10 +289,27 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
-    // With both paths up, `backup` sent the client's 1 MiB on the primary alone.
-    let b = stats_line(&stats, "backup").expect("backup's stats line");
-    assert_eq!(b["bytes_by_path"][1], 0, "backup path carried data: {b}");
-    assert!(b["bytes_by_path"][0].as_u64() >= Some(1 << 20), "{b}");
+    // With both paths up, `backup` sent the client's 1 MiB on the primary alone; so did
+    // `linux`, which uses a backup subflow only when no other is active (upstream
+    // `mptcp_subflow_get_send`), on the client's upload and on the server's echo.
+    for sched in ["backup", "linux"] {
+        let b = stats_line(&stats, sched).expect("client stats line");
+        assert_eq!(b["bytes_by_path"][1], 0, "backup path carried data: {b}");
+        assert!(b["bytes_by_path"][0].as_u64() >= Some(1 << 20), "{b}");
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let echo = loop {
+        if let Some(l) = stats_line(&server_stats, "linux") {
+            break l;
+        }
+        assert!(Instant::now() < deadline, "no server stats line for linux");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(
+        echo["bytes_by_path"][1], 0,
+        "server: backup path carried data: {echo}"
+    );
+    assert!(echo["bytes_by_path"][0].as_u64() >= Some(1 << 20), "{echo}");
 }
 
 #[test]

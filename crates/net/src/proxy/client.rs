@@ -21,7 +21,7 @@ use super::session::{
     app_channels, read_subflow, start_app, Event, Session, SessionConfig, ShutdownStd,
 };
 use super::socks;
-use super::wire::Hello;
+use super::wire::{Hello, HELLO_BACKUP, HELLO_FRESH};
 
 /// How a path's subflow leaves this host.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -123,7 +123,8 @@ pub async fn connect_subflow(
         .map_err(|_| format!("path {}: connecting to {} timed out", spec.name, cfg.server))?
         .map_err(|e| format!("path {}: cannot connect to {}: {e}", spec.name, cfg.server))?;
     let hello = Hello {
-        flags: cfg.fresh_subflows as u8,
+        flags: if cfg.fresh_subflows { HELLO_FRESH } else { 0 }
+            | if spec.backup { HELLO_BACKUP } else { 0 },
         path: path as u8,
         npaths: cfg.paths.len() as u8,
         session,
@@ -216,6 +217,7 @@ async fn keep_subflow(
             let up = Event::SubflowUp {
                 path: p as u8,
                 stream: stream.clone(),
+                backup: cfg.paths[p].backup,
             };
             if tx.send(up).await.is_err() {
                 return;

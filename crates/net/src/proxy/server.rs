@@ -18,6 +18,7 @@ use super::session::{
     read_subflow, start_app, Connector, Event, PendingApp, Session, SessionConfig,
 };
 use super::socks;
+use super::wire::{HELLO_BACKUP, HELLO_FRESH};
 
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -101,7 +102,7 @@ impl Server {
                 let mut scfg = self.cfg.session.clone();
                 scfg.npaths = hello.npaths as usize;
                 scfg.path_names = (0..scfg.npaths).map(|i| format!("p{i}")).collect();
-                scfg.single_conn = hello.flags & 1 != 0;
+                scfg.single_conn = hello.flags & HELLO_FRESH != 0;
                 let connector = self.connector();
                 tokio::spawn(Session::new(scfg, Some(connector), tx.clone()).run(rx));
                 sessions.insert(hello.session, tx.clone());
@@ -115,6 +116,7 @@ impl Server {
             .send(Event::SubflowUp {
                 path,
                 stream: s.clone(),
+                backup: hello.flags & HELLO_BACKUP != 0,
             })
             .await
             .is_ok()

@@ -178,6 +178,9 @@ pub enum Event {
     SubflowUp {
         path: PathId,
         stream: Arc<TcpStream>,
+        /// The path is a backup path (the client's `--path NAME=...,backup`; the server reads
+        /// it from the subflow's hello).
+        backup: bool,
     },
     Frames {
         path: PathId,
@@ -267,6 +270,9 @@ pub struct Session {
     was_up: bool,
     /// Connections opened so far.
     served: u64,
+    /// The paths marked backup, for every connection's scheduler
+    /// ([`mpsched_core::sched::Scheduler::set_backup`], as the simulator marks a scenario's).
+    backup: Vec<bool>,
 }
 
 impl Session {
@@ -308,6 +314,7 @@ impl Session {
             started: HashMap::new(),
             was_up: false,
             served: 0,
+            backup: vec![false; n],
             cfg,
         }
     }
@@ -377,13 +384,26 @@ impl Session {
     /// Handle one event; `false` ends the session.
     fn handle(&mut self, ev: Event) -> bool {
         match ev {
-            Event::SubflowUp { path, stream } => {
+            Event::SubflowUp {
+                path,
+                stream,
+                backup,
+            } => {
                 let p = path as usize;
                 if p < self.subflows.len() {
                     self.subflows[p].stream = Some(stream);
                     self.subflows[p].out.clear();
                     self.views[p].alive = true;
                     self.was_up = true;
+                    // A mark arrives with the path's subflow, which may join after
+                    // connections opened: they learn it too (marks are never taken back: a
+                    // client proxy's paths keep theirs).
+                    if backup && !self.backup[p] {
+                        self.backup[p] = true;
+                        for c in self.conns.values_mut() {
+                            c.sched.set_backup(path);
+                        }
+                    }
                 }
             }
             Event::SubflowDown { path, why: _ } => self.subflow_down(path),
@@ -481,10 +501,13 @@ impl Session {
     fn new_conn(
         &mut self,
         id: u32,
-        s: Box<dyn mpsched_core::sched::Scheduler>,
+        mut s: Box<dyn mpsched_core::sched::Scheduler>,
         label: String,
     ) -> Conn {
         self.served += 1;
+        for (p, _) in self.backup.iter().enumerate().filter(|(_, &b)| b) {
+            s.set_backup(p as PathId);
+        }
         Conn::new(
             id,
             s,

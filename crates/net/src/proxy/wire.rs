@@ -341,10 +341,17 @@ pub const CHALLENGE_LEN: usize = NONCE_LEN;
 /// Either way: an HMAC-SHA256 proof.
 pub const PROOF_LEN: usize = MAC_LEN;
 
+/// [`Hello::flags`] bit: this subflow serves a single application connection
+/// (`--fresh-subflows`).
+pub const HELLO_FRESH: u8 = 1;
+/// [`Hello::flags`] bit: this subflow's path is a backup path (`--path NAME=...,backup`), as
+/// MP_JOIN's B bit tells the peer (RFC 8684 §3.2), so the server's schedulers know it too.
+pub const HELLO_BACKUP: u8 = 2;
+
 /// The subflow's opening message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hello {
-    /// Bit 0: this subflow serves a single application connection (`--fresh-subflows`).
+    /// [`HELLO_FRESH`] | [`HELLO_BACKUP`]; other bits are ignored.
     pub flags: u8,
     pub path: u8,
     /// Paths the client proxy has (the server sizes the session's subflow table by it).
