@@ -50,6 +50,11 @@ pub struct ReceiverConnection {
     events: VecDeque<Arrival>,
     ack_turn: usize,
     policy: Box<dyn ReceiverPolicy>,
+    /// An MPTCP connection: every subflow's ACK offers at least the highest connection-level
+    /// window edge any subflow has offered ([`ReceiverConnection::poll_transmit`]).
+    mptcp: bool,
+    /// `msk->rcv_wnd_sent`: that highest edge (DSN).
+    rcv_wnd_sent: u64,
 }
 
 impl ReceiverConnection {
@@ -76,6 +81,8 @@ impl ReceiverConnection {
             events: VecDeque::new(),
             ack_turn: 0,
             policy: Box::new(DefaultAcking),
+            mptcp: cfg.mptcp,
+            rcv_wnd_sent: 0,
         }
     }
 
@@ -172,7 +179,20 @@ impl ReceiverConnection {
             if self.subflows[p].wants_ack() {
                 self.ack_turn = if p + 1 < n { p + 1 } else { 0 };
                 let data_ack = self.meta.data_ack();
-                let rwnd = self.subflows[p].offered_window(self.meta.rwnd());
+                let mut rwnd = self.subflows[p].offered_window(self.meta.rwnd());
+                if self.mptcp {
+                    // `mptcp_set_rwin` (net/mptcp/options.c): a subflow whose own window
+                    // (`tcp_select_window`, capped by its `rcv_ssthresh`) ends short of the
+                    // highest connection-level edge offered so far is raised to that edge, so
+                    // the offered window never shrinks whichever subflow carries the ACK (a
+                    // young subflow's small `rcv_ssthresh` used to pull it back).
+                    let edge = data_ack + rwnd;
+                    if edge < self.rcv_wnd_sent {
+                        rwnd = self.rcv_wnd_sent - data_ack;
+                    } else {
+                        self.rcv_wnd_sent = edge;
+                    }
+                }
                 return Some(self.subflows[p].build_ack(now, data_ack, rwnd));
             }
         }
@@ -279,6 +299,24 @@ mod tests {
             first_ack_window(autotuned(1, false), 1448),
             64_088 + 2 * 1448
         );
+    }
+
+    #[test]
+    fn a_subflow_offers_at_least_the_highest_edge_any_subflow_offered() {
+        // Subflow 0's window grew with three segments (tcp_grow_window); subflow 1 has seen one
+        // and its own rcv_ssthresh is smaller. Its ACK still offers subflow 0's edge
+        // (`mptcp_set_rwin`), so the sender's window does not shrink with it.
+        let mut r = receiver(2, 10_000);
+        arrive(&mut r, seg(0, 0, 0));
+        arrive(&mut r, seg(0, 1, 1));
+        let (_, ack0) = arrive(&mut r, seg(0, 2, 2));
+        let (_, ack1) = arrive(&mut r, seg(1, 0, 3));
+        let own = r.subflows()[1].offered_window(r.meta().rwnd());
+        assert!(
+            ack1.data_ack + own < ack0.data_ack + ack0.rwnd,
+            "{own} {ack0:?}"
+        );
+        assert_eq!(ack1.data_ack + ack1.rwnd, ack0.data_ack + ack0.rwnd);
     }
 
     #[test]

@@ -897,18 +897,19 @@ impl SendBuffer {
     /// chunks. Returns the bytes freed.
     pub fn on_data_ack(&mut self, data_ack: u64, rwnd: u64) -> u64 {
         // Window updates ride on every ACK. ACKs are in order per subflow but not across
-        // subflows: a window with an older data-ACK is ignored, and one with the same data-ACK
-        // may only grow the window (RFC 793's SND.WL1/WL2 rule as Linux applies it to pure
-        // ACKs, `tcp_may_update_window`): the peer never moves its right edge left, so a
-        // smaller window for the same data-ACK is an older ACK overtaken on a faster subflow.
+        // subflows: a window with an older data-ACK is ignored, and the window's right edge
+        // only moves right (`ack_update_msk`, net/mptcp/options.c: `msk->wnd_end` takes
+        // data-ACK + the subflow's window only when that is further). Subflows offer their
+        // own windows, so a later data-ACK on one offering less must not take back what
+        // another offered; a plain TCP peer never moves its edge left anyway.
         if data_ack < self.data_ack {
             return 0;
         }
+        let edge = self.rwnd_limit().max(data_ack.saturating_add(rwnd));
+        self.peer_rwnd = edge - data_ack;
         if data_ack == self.data_ack {
-            self.peer_rwnd = self.peer_rwnd.max(rwnd);
             return 0;
         }
-        self.peer_rwnd = rwnd;
         let freed = data_ack.min(self.written) - self.data_ack;
         self.data_ack = data_ack.min(self.written);
         while let Some(s) = self.segs.front() {
@@ -1280,8 +1281,8 @@ mod tests {
     }
 
     #[test]
-    fn window_update_same_data_ack_only_grows() {
-        let mut b = buf();
+    fn window_edge_only_moves_right() {
+        let mut b = SendBuffer::new(1000, 1 << 20, 2000);
         b.write(5000, true);
         b.on_data_ack(1000, 3000);
         // An older ACK with the same data-ACK, overtaken on a faster subflow.
@@ -1289,12 +1290,15 @@ mod tests {
         assert_eq!(b.rwnd_limit(), 4000);
         b.on_data_ack(1000, 3500);
         assert_eq!(b.rwnd_limit(), 4500);
-        // A newer data-ACK sets the window as it is.
+        // A newer data-ACK with a smaller window (another subflow's, `ack_update_msk`) does
+        // not take the edge back; one with a larger window moves it on.
         b.on_data_ack(2000, 1000);
-        assert_eq!(b.rwnd_limit(), 3000);
+        assert_eq!((b.rwnd_limit(), b.peer_rwnd()), (4500, 2500));
+        b.on_data_ack(2500, 2500);
+        assert_eq!(b.rwnd_limit(), 5000);
         // And an older data-ACK changes nothing.
         b.on_data_ack(1000, 9000);
-        assert_eq!(b.rwnd_limit(), 3000);
+        assert_eq!(b.rwnd_limit(), 5000);
     }
 
     #[test]

@@ -11,8 +11,10 @@
 //! The paper defines the cycle as the least common multiple of the RTTs (with their ratio
 //! rounded to integers) and studies two paths; the largest RTT is the same cycle whenever the
 //! RTTs are integer multiples of each other, and generalizes to N paths — ours. Subflows without
-//! an RTT sample yet are planned with RFC 6298's initial 1 s. At most four cycles are planned
-//! ahead (ours: a bound so that stale plans do not pile up on a stalled subflow).
+//! an RTT sample yet are planned with RFC 6298's initial 1 s. A subflow holds at most four
+//! cycles' worth of planned segments (ours: a bound so that stale plans do not pile up on a
+//! stalled subflow; one bound on the whole plan left every subflow idle behind one that had
+//! timed out).
 
 use crate::packet::PathId;
 use crate::sched::common::PlanQueues;
@@ -77,11 +79,20 @@ impl Scheduler for Daps {
             return None;
         }
         Self::cycle(ctx, &mut self.runs);
-        let slots: u64 = self.runs.iter().map(|r| r.2).sum();
-        if self.plan.total() as u64 >= MAX_CYCLES_AHEAD * slots {
-            return None;
+        // Each subflow's share of one cycle: a subflow already holding MAX_CYCLES_AHEAD of
+        // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
+        // so its plan cannot pile up, nor hold back the subflows that keep sending.
+        let mut share = [0u64; crate::packet::MAX_PATHS];
+        for &(_, p, count) in &self.runs {
+            share[p as usize] += count;
         }
+        let full = |p: PathId, plan: &PlanQueues| {
+            plan.len(p) as u64 >= MAX_CYCLES_AHEAD * share[p as usize]
+        };
         'plan: for &(_, p, count) in &self.runs {
+            if full(p, &self.plan) {
+                continue;
+            }
             for _ in 0..count {
                 let Some(n) = self.plan.next_unplanned(ctx) else {
                     break 'plan;
