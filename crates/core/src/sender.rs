@@ -167,6 +167,12 @@ pub struct SenderConnection {
     repush: VecDeque<SegNo>,
     /// Segments committed to each subflow and not yet sent (schedulers that queue ahead).
     wq: Vec<VecDeque<SegNo>>,
+    /// What a stale subflow's write queue held when it went stale: (segment, DSN, length),
+    /// in queue order. The kernel leaves that queue in place (`__mptcp_retransmit_pending_data`
+    /// only marks the MPTCP-level data unsent again), so once the subflow recovers it sends
+    /// those bytes, duplicates of what other subflows delivered meanwhile included; a segment
+    /// data-acknowledged (and freed) before then is sent from this record.
+    held: Vec<VecDeque<(SegNo, u64, u32)>>,
     /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
     /// per-subflow walks over the write queues are skipped.
     wq_total: usize,
@@ -233,6 +239,7 @@ impl SenderConnection {
             watch_silence: false,
             repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
+            held: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
             cc: cfg.cc,
             wmem_max: cfg.send_buffer,
@@ -576,6 +583,9 @@ impl SenderConnection {
                 if self.wq_sendable(p) {
                     let seg = self.wq[p].pop_front().expect("sendable queue");
                     self.wq_total -= 1;
+                    if let Some((dsn, len)) = self.take_held(p, seg) {
+                        return Some(self.transmit_held(now, p, seg, dsn, len));
+                    }
                     if self.meta.seg(seg).is_none() {
                         // Acknowledged at the data level while it waited here (upstream: a
                         // timed-out subflow keeps its queue, and another subflow's
@@ -727,8 +737,52 @@ impl SenderConnection {
         let Some(&head) = q.front() else {
             return false;
         };
-        sf.has_cwnd_space()
-            && (q.len() > 1 || !sf.nagle_holds(self.meta.seg(head).map_or(0, |r| r.len)))
+        let len = match self.held[p].front() {
+            Some(&(s, _, len)) if s == head => len,
+            _ => self.meta.seg(head).map_or(0, |r| r.len),
+        };
+        sf.has_cwnd_space() && (q.len() > 1 || !sf.nagle_holds(len))
+    }
+
+    /// The record of `seg` if it is the head of what stale subflow `p` held (earlier entries,
+    /// passed over, are dropped): its DSN and length when sent.
+    fn take_held(&mut self, p: usize, seg: SegNo) -> Option<(u64, u32)> {
+        let h = &mut self.held[p];
+        while let Some(&(s, dsn, len)) = h.front() {
+            if s > seg {
+                return None;
+            }
+            h.pop_front();
+            if s == seg {
+                return Some((dsn, len));
+            }
+        }
+        None
+    }
+
+    /// Send what stale subflow `p` held at the head of its write queue: as a resend of meta
+    /// segment `seg` while that is still in the buffer as recorded, else (data-acknowledged
+    /// meanwhile) as the duplicate the kernel sends from the subflow's own queue.
+    fn transmit_held(
+        &mut self,
+        now: Time,
+        p: usize,
+        seg: SegNo,
+        dsn: u64,
+        len: u32,
+    ) -> (DataSegment, TxKind) {
+        if self
+            .meta
+            .seg(seg)
+            .is_some_and(|r| r.dsn == dsn && r.len == len)
+        {
+            return self.transmit(now, p as PathId, seg, true);
+        }
+        self.info[p].queued = self.info[p].queued.saturating_sub(u64::from(len));
+        (
+            self.subflows[p].send_new(now, seg, dsn, len),
+            TxKind::Reinject,
+        )
     }
 
     /// `p` may take one more segment now: available, with congestion-window space.
@@ -909,11 +963,20 @@ impl SenderConnection {
         self.msk_arm(now, true);
     }
 
-    /// `__mptcp_retransmit_pending_data` once subflow `p` is stale: what `p` held unsent
-    /// returns to the unsent data, and every segment sent so far and not data-acknowledged goes
-    /// out again (`repush`), whether or not it already arrived.
+    /// `__mptcp_retransmit_pending_data` once subflow `p` is stale: every segment sent so far
+    /// (committed to a subflow) and not data-acknowledged goes out again (`repush`), whether or
+    /// not it already arrived, what `p`'s write queue holds included; that queue stays on `p`
+    /// (the kernel leaves the subflow's TCP queue alone) and leaves when `p` recovers.
     fn repush_pending(&mut self, p: usize) {
-        self.set_aside(p);
+        // The subflow keeps its write queue (what `held` records); it takes nothing new until
+        // an ACK arrives on it (`pf`).
+        let meta = &self.meta;
+        self.held[p] = self.wq[p]
+            .iter()
+            .filter_map(|&s| meta.seg(s).map(|r| (s, r.dsn, r.len)))
+            .collect();
+        self.pf[p] = true;
+        self.refresh_availability();
         self.repush.clear();
         for seg in self.meta.base_seg()..self.meta.end_seg() {
             if self.meta.seg(seg).is_some_and(|r| r.sent()) {
@@ -922,9 +985,9 @@ impl SenderConnection {
         }
     }
 
-    /// Subflow `p` failed (v0.9x: it timed out; upstream: it is stale): what its write queue
-    /// held returns to the unsent data, and it takes nothing new until an ACK arrives on it
-    /// (`pf`).
+    /// Subflow `p` timed out (v0.9x; upstream keeps a stale subflow's queue, see
+    /// [`SenderConnection::repush_pending`]): what its write queue held returns to the unsent
+    /// data, and it takes nothing new until an ACK arrives on it (`pf`).
     fn set_aside(&mut self, p: usize) {
         let path = p as PathId;
         self.wq_total -= self.wq[p].len();

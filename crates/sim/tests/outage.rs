@@ -104,21 +104,21 @@ macro_rules! outage_tests_missed {
 }
 
 outage_tests_missed! {
-    minrtt_wifi_outage_finishes_over_lte: "minrtt", 0, "measured 2026-11-24 (MPTCP window at the default scaling ratio): 1.566 s vs bound 1.520 s (LTE alone 1.220 s + RTO 0.300 s); was within it before";
-    rr_wifi_outage_finishes_over_lte: "rr", 0, "measured 2026-11-24 (MPTCP window at the default scaling ratio): 1.558 s vs bound 1.520 s (LTE alone 1.220 s + RTO 0.300 s); was within it before";
-    dems_b_wifi_outage_finishes_over_lte: "dems-b", 0, "measured 2026-11-24 (MPTCP window at the default scaling ratio): 1.553 s vs bound 1.520 s (LTE alone 1.220 s + RTO 0.300 s); was within it before";
-    dems_s_wifi_outage_finishes_over_lte: "dems-s", 0, "measured 2026-11-24 (MPTCP window at the default scaling ratio): 1.553 s vs bound 1.520 s (LTE alone 1.220 s + RTO 0.300 s); was within it before";
-    dems_f_wifi_outage_finishes_over_lte: "dems-f", 0, "measured 2026-11-24 (MPTCP window at the default scaling ratio): 1.553 s vs bound 1.520 s (LTE alone 1.220 s + RTO 0.300 s); was within it before";
+    minrtt_wifi_outage_finishes_over_lte: "minrtt", 0, "measured 2026-11-24 after the MPTCP socket's out-of-order queue stopped growing its buffer (Linux 6.18.14+): 1.576 s vs bound 1.521 s (LTE alone 1.221 s + RTO 0.300 s; 1.566 s before it, with the MPTCP window at the default scaling ratio; within it before that)";
+    rr_wifi_outage_finishes_over_lte: "rr", 0, "measured 2026-11-24 after the MPTCP socket's out-of-order queue stopped growing its buffer (Linux 6.18.14+): 1.576 s vs bound 1.521 s (LTE alone 1.221 s + RTO 0.300 s; 1.558 s before it, with the MPTCP window at the default scaling ratio; within it before that)";
+    dems_b_wifi_outage_finishes_over_lte: "dems-b", 0, "measured 2026-11-24 after the MPTCP socket's out-of-order queue stopped growing its buffer (Linux 6.18.14+): 1.576 s vs bound 1.521 s (LTE alone 1.221 s + RTO 0.300 s; 1.553 s before it, with the MPTCP window at the default scaling ratio; within it before that)";
+    dems_s_wifi_outage_finishes_over_lte: "dems-s", 0, "measured 2026-11-24 after the MPTCP socket's out-of-order queue stopped growing its buffer (Linux 6.18.14+): 1.576 s vs bound 1.521 s (LTE alone 1.221 s + RTO 0.300 s; 1.553 s before it, with the MPTCP window at the default scaling ratio; within it before that)";
+    dems_f_wifi_outage_finishes_over_lte: "dems-f", 0, "measured 2026-11-24 after the MPTCP socket's out-of-order queue stopped growing its buffer (Linux 6.18.14+): 1.576 s vs bound 1.521 s (LTE alone 1.221 s + RTO 0.300 s; 1.553 s before it, with the MPTCP window at the default scaling ratio; within it before that)";
 }
 
 #[test]
-#[ignore = "measured 2026-11-24 with msk->timer_ival as upstream keeps it: 2.476 s vs bound 1.521 s (2.378 s on 892ecc5, Linux tcp_is_cwnd_limited; 2.394 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (LTE alone 1.220 s + RTO 0.300 s; 1.535 s before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_wifi_outage: 2.598 s vs 2.352 s)"]
+#[ignore = "measured 2026-11-24 with a stale subflow keeping its write queue, the window edge that never moves left and no out-of-order buffer growth (Linux 6.18.14+): 2.456 s vs bound 1.521 s; Linux 6.18.44 on the emulator with the same 0.2-5.2 s outage: 2.431-2.433 s (captured 2026-11-24 21:35 UTC), which misses the bound too. Before: 2.476 s with msk->timer_ival as upstream keeps it (2.378 s on 892ecc5, Linux tcp_is_cwnd_limited; 2.394 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (LTE alone 1.220 s + RTO 0.300 s; 1.535 s before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_wifi_outage: 2.598 s vs 2.352 s)"]
 fn linux_wifi_outage_finishes_over_lte() {
     check("linux", 0);
 }
 
 #[test]
-#[ignore = "measured 2026-11-24 with msk->timer_ival as upstream keeps it: 2.605 s vs bound 2.173 s (2.603 s on 892ecc5, Linux tcp_is_cwnd_limited; 2.622 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (WiFi alone 1.403 s + RTO 0.770 s; within it before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_lte_outage: 2.667-2.876 s vs 2.43-2.45 s)"]
+#[ignore = "measured 2026-11-24 with a stale subflow keeping its write queue, the window edge that never moves left and no out-of-order buffer growth (Linux 6.18.14+): 2.346 s vs bound 2.173 s; Linux 6.18.44 on the emulator with the same 0.2-5.2 s outage: 2.395-2.406 s (captured 2026-11-24 21:35 UTC), which misses the bound too. Before: 2.605 s with msk->timer_ival as upstream keeps it (2.603 s on 892ecc5, Linux tcp_is_cwnd_limited; 2.622 s before it, with upstream's MPTCP-level retransmission, msk_rtx.rs) (WiFi alone 1.403 s + RTO 0.770 s; within it before, with v0.9x's reinjection at the subflow's RTO). Linux 6.18 itself misses the same kind of bound on the emulator (crates/net/tests/emu.rs, kernel_mptcp_survives_lte_outage: 2.667-2.876 s vs 2.43-2.45 s)"]
 fn linux_lte_outage_finishes_over_wifi() {
     check("linux", 1);
 }

@@ -12,9 +12,12 @@
 //! action"; the same dynamic right-sizing as `tcp_rcvbuf_grow`, net/ipv4/tcp_input.c): it
 //! starts at `tcp_rmem[1]` = 131,072 bytes and, once per receiver RTT estimate in which the
 //! application read more than in the RTT before, grows to the space of a window of
-//! `2·copied` plus twice the growth over the previous RTT plus the span of the out-of-order
-//! queue (which also grows it on insertion, `mptcp_data_queue_ofo`); capped by `tcp_rmem[2]`
-//! (the configured buffer). The receiver RTT is the largest of the subflows'
+//! `2·copied` plus twice the growth over the previous RTT; capped by `tcp_rmem[2]` (the
+//! configured buffer). Plain TCP also adds the span of its out-of-order queue, and grows on
+//! every out-of-order insertion (`tcp_data_queue_ofo`); an MPTCP socket does neither since
+//! "mptcp: do not account for OoO in mptcp_rcvbuf_grow()" (upstream 6b329393502e, in 6.18.14
+//! stable): MPTCP-level reordering is normal with several subflows, and a hole a dead subflow
+//! left no longer lets the buffer, and the window offered past the hole, grow. The receiver RTT is the largest of the subflows'
 //! `tcp_rcv_rtt_measure_ts` estimates. Per-packet
 //! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
@@ -69,6 +72,9 @@ pub struct RecvBuffer {
     msk_default_ratio: bool,
     /// Every subflow of the connection has received data (and so measured its ratio).
     subflows_measured: bool,
+    /// The buffer grows with its out-of-order queue (`tcp_rcvbuf_grow`, `tcp_data_queue_ofo`):
+    /// plain TCP only; an MPTCP socket's does not ([`RecvBuffer::set_mptcp`]).
+    ofo_grows: bool,
 }
 
 /// What a data arrival delivered to the application.
@@ -121,6 +127,7 @@ impl RecvBuffer {
             ooo_delay: LogHistogram::new(),
             msk_default_ratio: false,
             subflows_measured: true,
+            ofo_grows: true,
         }
     }
 
@@ -135,6 +142,12 @@ impl RecvBuffer {
     /// a measured ratio would have offered 78,848 (the simulator did, and committed 14 KB
     /// more to WiFi before LTE's first push).
     ///
+    /// Its out-of-order queue does not grow the buffer: Linux 6.18.14+ (upstream 6b329393502e,
+    /// "mptcp: do not account for OoO in mptcp_rcvbuf_grow()") dropped both the span term of
+    /// `mptcp_rcvbuf_grow` and its call from `mptcp_data_queue_ofo`. Captured on 6.18.44
+    /// (1 MiB, LTE dark 0.2-5.2 s, its first 14 KB lost): the window offered past the hole stops
+    /// at data-ACK + 259,840 bytes from 0.34 s until WiFi's re-push of LTE's data fills it.
+    ///
     /// For a fresh buffer only: it lowers the first window offered, which an edge already
     /// advertised must never do.
     pub fn set_mptcp(&mut self) {
@@ -142,6 +155,7 @@ impl RecvBuffer {
             self.rcv_nxt, 0,
             "set_mptcp on a buffer that has received data"
         );
+        self.ofo_grows = false;
         if self.drs.is_some() {
             self.msk_default_ratio = true;
             self.subflows_measured = false;
@@ -250,11 +264,16 @@ impl RecvBuffer {
         d.time = Some(now);
     }
 
-    /// `mptcp_rcvbuf_grow(sk, newval)` (Linux 6.18): the window of twice `newval` (DRS is one
-    /// RTT late) plus twice its growth over the last measurement (a sender in slow start
-    /// doubles per RTT) plus the out-of-order span, as buffer space; it never shrinks.
+    /// `tcp_rcvbuf_grow` / `mptcp_rcvbuf_grow(sk, newval)` (Linux 6.18): the window of twice
+    /// `newval` (DRS is one RTT late) plus twice its growth over the last measurement (a sender
+    /// in slow start doubles per RTT), plus for plain TCP the out-of-order span, as buffer
+    /// space; it never shrinks.
     fn rcvbuf_grow(&mut self, newval: u64) {
-        let ofo_span = self.ofo.back().map_or(0, |&(_, end, _)| end - self.rcv_nxt);
+        let ofo_span = if self.ofo_grows {
+            self.ofo.back().map_or(0, |&(_, end, _)| end - self.rcv_nxt)
+        } else {
+            0
+        };
         let Some(d) = self.drs.as_mut() else { return };
         let oldval = d.space.max(1);
         d.space = newval;
@@ -359,8 +378,9 @@ impl RecvBuffer {
                 }
             }
             self.ofo_max = self.ofo_max.max(self.ofo_bytes);
-            // `mptcp_data_queue_ofo`: the buffer follows the out-of-order span at once.
-            if let Some(space) = self.drs.map(|d| d.space) {
+            // `tcp_data_queue_ofo`: the buffer follows the out-of-order span at once (plain TCP;
+            // `mptcp_data_queue_ofo` no longer does, see `set_mptcp`).
+            if let (true, Some(space)) = (self.ofo_grows, self.drs.map(|d| d.space)) {
                 self.rcvbuf_grow(space);
             }
             self.offer_window();
@@ -527,14 +547,30 @@ mod tests {
 
     #[test]
     fn out_of_order_data_grows_the_autotuned_buffer_by_its_span() {
-        // mptcp_data_queue_ofo -> mptcp_rcvbuf_grow(sk, space): 2·14,480 plus the span from
-        // the data-ACK to the end of the out-of-order queue (400,000 bytes).
+        // tcp_data_queue_ofo -> tcp_rcvbuf_grow(sk, space): 2·14,480 plus the span from the
+        // ACK to the end of the out-of-order queue (400,000 bytes).
         let mut r = RecvBuffer::autotuned(1448, 6 << 20);
         r.on_data(Time(0), 390_000, 10_000);
         assert_eq!(
             r.capacity(),
             (2 * 14_480 + 400_000) * 256 / MSK_SCALING_RATIO
         );
+    }
+
+    #[test]
+    fn mptcp_out_of_order_data_does_not_grow_the_buffer() {
+        // 6.18.14+: mptcp_data_queue_ofo no longer calls mptcp_rcvbuf_grow, and a measurement
+        // adds no out-of-order span (upstream 6b329393502e).
+        let ms = 1_000_000;
+        let mut r = mptcp_buffer();
+        r.on_data(Time(0), 390_000, 10_000);
+        assert_eq!(r.capacity(), TCP_RMEM_DEFAULT);
+        r.on_data(Time(ms), 0, 1000);
+        r.on_data(Time(53 * ms), 1000, 27_400);
+        // The measurement at 53 ms grows the buffer as without the queue (see
+        // mptcp_growth_at_the_default_ratio_offers_the_same_window).
+        let rcvwin = 2 * 28_400 + 2 * 56_800 * 13_920 / 14_480;
+        assert_eq!(r.capacity(), rcvwin * 2);
     }
 
     /// An MPTCP socket's buffer on Linux 6.18, before and after its first measurement.
