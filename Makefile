@@ -36,11 +36,12 @@ bench: build
 bench-ns3:
 	bench/ns3/run.sh 3
 
-# The extension, built in release mode into the venv (with the dev extras: pytest, ruff, ...).
+# The extension, built in release mode into the venv (with the dev extras: pytest, ruff, ...);
+# into this venv even when the caller has another one activated (maturin follows VIRTUAL_ENV).
 # Then the helper programs (emulator, kernel baseline, proxy): every target/release/mpsched-*
 # binary goes into the venv's bin/, where `mpsched` looks first (python/mpsched/netbin.py).
 build: venv
-	$(VENV)/bin/maturin develop --release --extras dev -q
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --extras dev -q
 	$(CARGO) build --release -p mpsched-net --bins -q
 	@for b in target/release/mpsched-*; do \
 		[ -f "$$b" ] && [ -x "$$b" ] && install -m 755 "$$b" $(VENV)/bin/; \
