@@ -230,6 +230,22 @@ fn stats_line(stats: &std::path::Path, scheduler: &str) -> Option<serde_json::Va
         .find(|v| v["event"] == "conn" && v["scheduler"] == scheduler)
 }
 
+/// [`stats_line`], waited for up to 5 s: a proxy writes a connection's line when it ends.
+fn await_stats_line(stats: &std::path::Path, scheduler: &str) -> serde_json::Value {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        if let Some(l) = stats_line(stats, scheduler) {
+            return l;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no stats line for {scheduler} in {}",
+            stats.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn every_scheduler_echo_through_proxy_is_byte_exact() {
     let names = scheduler_names();
@@ -297,14 +313,7 @@ fn every_scheduler_echo_through_proxy_is_byte_exact() {
         assert_eq!(b["bytes_by_path"][1], 0, "backup path carried data: {b}");
         assert!(b["bytes_by_path"][0].as_u64() >= Some(1 << 20), "{b}");
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let echo = loop {
-        if let Some(l) = stats_line(&server_stats, "linux") {
-            break l;
-        }
-        assert!(Instant::now() < deadline, "no server stats line for linux");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let echo = await_stats_line(&server_stats, "linux");
     assert_eq!(
         echo["bytes_by_path"][1], 0,
         "server: backup path carried data: {echo}"
@@ -334,14 +343,7 @@ fn backup_path_carries_the_transfer_when_the_primary_is_killed() {
     // The connection ends, so the server writes its stats: the backup path carried part of
     // the download.
     s.shutdown(std::net::Shutdown::Write).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let line = loop {
-        if let Some(l) = stats_line(&stats, "backup") {
-            break l;
-        }
-        assert!(Instant::now() < deadline, "no server stats line");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let line = await_stats_line(&stats, "backup");
     assert!(
         line["bytes_by_path"][1].as_u64() > Some(0),
         "nothing on the backup path: {line}"
