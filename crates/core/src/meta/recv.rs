@@ -22,8 +22,7 @@
 //! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes into a fixed-size
 //! histogram so that memory stays flat however long the run.
 
-use std::collections::VecDeque;
-
+use super::ofo::OfoQueue;
 use crate::hist::LogHistogram;
 use crate::time::Time;
 
@@ -54,10 +53,9 @@ pub struct RecvBuffer {
     right_edge: u64,
     /// Next DSN expected in order (the data-ACK).
     rcv_nxt: u64,
-    /// Out-of-order segments sorted by DSN: (DSN, end, arrival time). A sorted deque, not a
-    /// B-tree: arrivals land mostly at its ends (new data behind, holes filled in front), where
-    /// inserting is cheap, and it is walked in order from the front.
-    ofo: VecDeque<(u64, u64, Time)>,
+    /// Out-of-order segments sorted by DSN: (DSN, end, arrival time), walked in order from
+    /// the front; stored as runs so that interleaved subflows append ([`OfoQueue`]).
+    ofo: OfoQueue,
     ofo_bytes: u64,
     ofo_max: u64,
     /// Integral of ofo_bytes over time (byte·ns) and the time it was last updated.
@@ -118,7 +116,7 @@ impl RecvBuffer {
             drs: None,
             right_edge: capacity,
             rcv_nxt: 0,
-            ofo: VecDeque::new(),
+            ofo: OfoQueue::default(),
             ofo_bytes: 0,
             ofo_max: 0,
             ofo_integral: 0.0,
@@ -343,34 +341,37 @@ impl RecvBuffer {
         self.ofo_since = Some(now);
     }
 
+    /// An arrival of `len` bytes that were all received before.
+    fn duplicate(&mut self, len: u32) -> Delivery {
+        self.duplicate_bytes += len as u64;
+        Delivery {
+            bytes: 0,
+            upto: self.rcv_nxt,
+            duplicate: true,
+        }
+    }
+
     /// Data `[dsn, dsn+len)` arrived at `now` on some subflow.
     pub fn on_data(&mut self, now: Time, dsn: u64, len: u32) -> Delivery {
         let end = dsn + len as u64;
-        // Where `dsn` is or would go in the queue: no search for in-order data or behind the
-        // last queued segment (most arrivals).
-        let at = match self.ofo.back() {
-            _ if end <= self.rcv_nxt => Err(0),
-            None => Err(0),
-            Some(&(last, _, _)) if dsn > last => Err(self.ofo.len()),
-            Some(_) => self.ofo.binary_search_by_key(&dsn, |&(s, _, _)| s),
-        };
-        if end <= self.rcv_nxt || at.is_ok_and(|i| self.ofo[i].1 >= end) {
-            self.duplicate_bytes += len as u64;
-            return Delivery {
-                bytes: 0,
-                upto: self.rcv_nxt,
-                duplicate: true,
-            };
+        if end <= self.rcv_nxt {
+            return self.duplicate(len);
         }
-        self.integrate(now);
         if dsn > self.rcv_nxt {
+            // Every queued segment starts past the data-ACK, so only out-of-order data can
+            // match one.
+            let at = self.ofo.find(dsn);
+            if at.is_ok_and(|i| self.ofo.get(i).1 >= end) {
+                return self.duplicate(len);
+            }
+            self.integrate(now);
             // Segments never straddle: a meta segment has fixed boundaries on every path.
             match at {
                 // A longer copy of a segment queued before replaces it (as a map insert did);
                 // only its extra bytes are new in the queue.
                 Ok(i) => {
-                    self.ofo_bytes += end - self.ofo[i].1;
-                    self.ofo[i] = (dsn, end, now);
+                    self.ofo_bytes += end - self.ofo.get(i).1;
+                    self.ofo.replace(i, (dsn, end, now));
                 }
                 Err(i) => {
                     self.ofo.insert(i, (dsn, end, now));
@@ -390,6 +391,7 @@ impl RecvBuffer {
                 duplicate: false,
             };
         }
+        self.integrate(now);
         let before = self.rcv_nxt;
         self.rcv_nxt = end;
         self.ooo_delay.record(0);

@@ -1,0 +1,265 @@
+//! The receiver's out-of-order queue: segments `(dsn, end, arrival)` in DSN order, stored in
+//! blocks of at most [`BLOCK`] entries instead of one sorted array.
+//!
+//! Why: with several subflows, each delivers its own ascending stream of DSNs, and their
+//! arrivals interleave. In one sorted array nearly every arrival lands in the middle and moves
+//! everything on one side of it: at 8 paths the queue holds thousands of segments, and that move
+//! was the largest single cost of the receiver per packet. Here an arrival moves at most a
+//! block; a full block splits in half. A stream that runs ahead of the others (a burst on one
+//! subflow) appends to its block or starts a new one. Delivery pops from the front of the first
+//! block. The queue's order and contents are exactly those of the sorted array (a property
+//! test holds it against one).
+
+use std::collections::VecDeque;
+
+use crate::time::Time;
+
+/// One queued segment: first DSN, end DSN, arrival time.
+pub type OfoEntry = (u64, u64, Time);
+
+/// Entries per block at most: a move within a block costs little, and blocks stay few.
+pub const BLOCK: usize = 64;
+
+/// Where a DSN is in the queue: block `block`, entry `at` of that block. For a DSN not in the
+/// queue, the entry it would be inserted before (`at` may be the block's length).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OfoPos {
+    block: usize,
+    at: usize,
+}
+
+#[derive(Debug, Default)]
+pub struct OfoQueue {
+    /// Non-empty blocks of at most [`BLOCK`] entries, each sorted by DSN; every entry of a
+    /// block precedes every entry of the next.
+    blocks: VecDeque<VecDeque<OfoEntry>>,
+    /// Emptied blocks kept for reuse, so that the steady state allocates nothing.
+    spare: Vec<VecDeque<OfoEntry>>,
+}
+
+impl OfoQueue {
+    pub fn front(&self) -> Option<&OfoEntry> {
+        self.blocks.front().and_then(|r| r.front())
+    }
+
+    pub fn back(&self) -> Option<&OfoEntry> {
+        self.blocks.back().and_then(|r| r.back())
+    }
+
+    pub fn pop_front(&mut self) -> Option<OfoEntry> {
+        let b = self.blocks.front_mut()?;
+        let e = b.pop_front();
+        if b.is_empty() {
+            let r = self.blocks.pop_front().expect("front block");
+            self.spare.push(r);
+        }
+        e
+    }
+
+    /// `Ok` with the position of the entry that starts at `dsn`, or `Err` with where an entry
+    /// starting there goes.
+    pub fn find(&self, dsn: u64) -> Result<OfoPos, OfoPos> {
+        // Behind everything: new data on the subflow that is furthest ahead.
+        if let Some(last) = self.blocks.back() {
+            if last.back().is_some_and(|&(s, _, _)| dsn > s) {
+                return Err(OfoPos {
+                    block: self.blocks.len() - 1,
+                    at: last.len(),
+                });
+            }
+        }
+        // The last block whose first entry starts at or before `dsn`.
+        let after = self.blocks.partition_point(|r| r[0].0 <= dsn);
+        if after == 0 {
+            return Err(OfoPos { block: 0, at: 0 });
+        }
+        let block = after - 1;
+        let r = &self.blocks[block];
+        // Most arrivals go behind the last entry of their block.
+        if r.back().is_some_and(|&(s, _, _)| dsn > s) {
+            return Err(OfoPos { block, at: r.len() });
+        }
+        match r.binary_search_by_key(&dsn, |&(s, _, _)| s) {
+            Ok(at) => Ok(OfoPos { block, at }),
+            Err(at) => Err(OfoPos { block, at }),
+        }
+    }
+
+    /// The entry at `pos` (a position `find` returned as `Ok`).
+    pub fn get(&self, pos: OfoPos) -> OfoEntry {
+        self.blocks[pos.block][pos.at]
+    }
+
+    pub fn replace(&mut self, pos: OfoPos, e: OfoEntry) {
+        self.blocks[pos.block][pos.at] = e;
+    }
+
+    /// Inserts `e` at `pos` (a position `find` returned as `Err` for `e.0`, with no change to
+    /// the queue since).
+    pub fn insert(&mut self, pos: OfoPos, e: OfoEntry) {
+        if self.blocks.is_empty() {
+            let r = self.block_of(e);
+            self.blocks.push_back(r);
+            return;
+        }
+        let OfoPos { block, at } = pos;
+        let len = self.blocks[block].len();
+        if len < BLOCK {
+            self.blocks[block].insert(at, e);
+        } else if at == len {
+            // Behind a full block: a new block (a burst on one subflow runs ahead).
+            let r = self.block_of(e);
+            self.blocks.insert(block + 1, r);
+        } else if at == 0 {
+            // Only before the first entry of the queue (any later DSN finds a block to follow).
+            let r = self.block_of(e);
+            self.blocks.insert(block, r);
+        } else {
+            // A full block splits where the arrival goes, so that the stream it belongs to
+            // appends from then on, but no part is left with less than a quarter block.
+            let cut = at.clamp(BLOCK / 4, len - BLOCK / 4);
+            let mut tail = self.spare.pop().unwrap_or_default();
+            tail.extend(self.blocks[block].drain(cut..));
+            self.blocks.insert(block + 1, tail);
+            if at <= cut {
+                self.blocks[block].insert(at, e);
+            } else {
+                self.blocks[block + 1].insert(at - cut, e);
+            }
+        }
+    }
+
+    /// A block holding `e` alone (a spare one if there is).
+    fn block_of(&mut self, e: OfoEntry) -> VecDeque<OfoEntry> {
+        let mut r = self.spare.pop().unwrap_or_default();
+        r.push_back(e);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The queue as one sorted array (what it replaces), for comparison.
+    fn flatten(q: &OfoQueue) -> Vec<OfoEntry> {
+        q.blocks.iter().flat_map(|r| r.iter().copied()).collect()
+    }
+
+    fn model_find(m: &[OfoEntry], dsn: u64) -> Result<usize, usize> {
+        m.binary_search_by_key(&dsn, |&(s, _, _)| s)
+    }
+
+    /// A queue of one full block: one subflow's stream at even DSNs.
+    fn full_block() -> OfoQueue {
+        let mut q = OfoQueue::default();
+        for k in 0..BLOCK as u64 {
+            let dsn = 2 * k;
+            let pos = q.find(dsn).unwrap_err();
+            q.insert(pos, (dsn, dsn + 1, Time(k)));
+        }
+        assert_eq!(q.blocks.len(), 1);
+        q
+    }
+
+    fn arrive(q: &mut OfoQueue, dsn: u64) {
+        let pos = q.find(dsn).unwrap_err();
+        q.insert(pos, (dsn, dsn + 1, Time(0)));
+    }
+
+    fn lens(q: &OfoQueue) -> Vec<usize> {
+        q.blocks.iter().map(|r| r.len()).collect()
+    }
+
+    #[test]
+    fn a_full_block_splits_where_the_arrival_goes() {
+        // Another subflow's segment lands after the 33 entries up to DSN 64: it ends the first
+        // part, so that its stream appends from then on.
+        let mut q = full_block();
+        arrive(&mut q, 65);
+        assert_eq!(lens(&q), [34, 31]);
+        assert_eq!(q.blocks[0].back().unwrap().0, 65);
+        // Near an end of the block, no part is left with less than a quarter block.
+        let mut q = full_block();
+        arrive(&mut q, 1);
+        assert_eq!(lens(&q), [BLOCK / 4 + 1, BLOCK - BLOCK / 4]);
+    }
+
+    #[test]
+    fn appending_behind_a_full_block_starts_a_new_one() {
+        let mut q = full_block();
+        arrive(&mut q, 1_000);
+        assert_eq!(lens(&q), [BLOCK, 1]);
+    }
+
+    #[test]
+    fn emptied_blocks_are_reused() {
+        let mut q = OfoQueue::default();
+        for dsn in 0..BLOCK as u64 + 1 {
+            let pos = q.find(dsn).unwrap_err();
+            q.insert(pos, (dsn, dsn + 1, Time(0)));
+        }
+        assert_eq!(q.blocks.len(), 2);
+        while q.pop_front().is_some() {}
+        assert!(q.front().is_none());
+        assert_eq!(q.spare.len(), 2);
+        let pos = q.find(5).unwrap_err();
+        q.insert(pos, (5, 6, Time(0)));
+        assert_eq!(q.spare.len(), 1);
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Arrival of a segment: DSN, length.
+        Arrive(u64, u64),
+        Pop,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => (0u64..2_000, 1u64..4).prop_map(|(d, l)| Op::Arrive(d, l)),
+            1 => Just(Op::Pop),
+        ]
+    }
+
+    proptest! {
+        /// Every operation leaves the queue equal to one sorted array driven the same way, and
+        /// `find` answers as a binary search of that array does.
+        #[test]
+        fn the_blocks_are_the_sorted_array(ops in proptest::collection::vec(op(), 1..600)) {
+            let mut q = OfoQueue::default();
+            let mut m: Vec<OfoEntry> = Vec::new();
+            for (t, o) in ops.into_iter().enumerate() {
+                let now = Time(t as u64);
+                match o {
+                    Op::Arrive(dsn, len) => {
+                        let got = q.find(dsn);
+                        let want = model_find(&m, dsn);
+                        prop_assert_eq!(got.is_ok(), want.is_ok());
+                        match (got, want) {
+                            (Ok(p), Ok(i)) => {
+                                prop_assert_eq!(q.get(p), m[i]);
+                                q.replace(p, (dsn, dsn + len, now));
+                                m[i] = (dsn, dsn + len, now);
+                            }
+                            (Err(p), Err(i)) => {
+                                q.insert(p, (dsn, dsn + len, now));
+                                m.insert(i, (dsn, dsn + len, now));
+                            }
+                            _ => unreachable!(),
+                        }
+                    }
+                    Op::Pop => {
+                        let want = if m.is_empty() { None } else { Some(m.remove(0)) };
+                        prop_assert_eq!(q.pop_front(), want);
+                    }
+                }
+                prop_assert_eq!(flatten(&q), m.clone());
+                prop_assert_eq!(q.front().copied(), m.first().copied());
+                prop_assert_eq!(q.back().copied(), m.last().copied());
+                prop_assert!(q.blocks.iter().all(|r| !r.is_empty() && r.len() <= BLOCK));
+            }
+        }
+    }
+}
