@@ -1040,8 +1040,8 @@ mod tests {
         ex.conn.handle_timeout(now);
         assert_eq!(ex.send().first(), Some(&(0, 1, Retransmit)));
         let rec = ex.conn.meta().seg(1).expect("segment 1");
-        assert_eq!(rec.tx_time[0], Some(now));
-        assert!(rec.tx_time[0].unwrap().0 - ex.wire[1].0.ts_val >= Duration::from_millis(1_000).0);
+        assert_eq!(rec.tx_time(0), Some(now));
+        assert!(rec.tx_time(0).unwrap().0 - ex.wire[1].0.ts_val >= Duration::from_millis(1_000).0);
         assert_eq!(
             ex.conn.meta().reinjected_bytes(),
             0,

@@ -27,15 +27,20 @@ pub struct SegRecord {
     pub chunk: u64,
     /// Bit p set: sent (at least once) on path p.
     pub tx_mask: u8,
-    /// Last transmission time on each path (`None`: never), the subflow's own retransmissions
-    /// and tail-loss probes included.
-    pub tx_time: [Option<Time>; MAX_PATHS],
+    /// Last transmission time on each path (ns; [`NEVER`]: never), the subflow's own
+    /// retransmissions and tail-loss probes included ([`SegRecord::tx_time`]). Plain `u64`s, not
+    /// `Option<Time>`, halve the record: the buffer moves records when a cut or a collapse
+    /// renumbers them.
+    tx_at: [u64; MAX_PATHS],
     /// A subflow ACK has reported it received (on any path).
     pub received: bool,
     /// Bit p set: queued for reinjection when path p's retransmission timer fired (v0.9x marks
     /// the subflow's copy `MPTCP_REINJECT` so a later timeout does not queue it again).
     pub reinject_from: u8,
 }
+
+/// [`SegRecord`]'s mark of a path it was never sent on.
+const NEVER: u64 = u64::MAX;
 
 impl SegRecord {
     pub fn end(&self) -> u64 {
@@ -47,13 +52,23 @@ impl SegRecord {
     pub fn sent_on(&self, p: PathId) -> bool {
         self.tx_mask & (1 << p) != 0
     }
+    /// Last transmission on path `p`, the subflow's own retransmissions and tail-loss probes
+    /// included (`None`: never sent there).
+    pub fn tx_time(&self, p: usize) -> Option<Time> {
+        let t = self.tx_at[p];
+        (t != NEVER).then_some(Time(t))
+    }
+    fn set_tx_time(&mut self, p: usize, t: Option<Time>) {
+        debug_assert!(t != Some(Time(NEVER)), "a transmission at the end of time");
+        self.tx_at[p] = t.map_or(NEVER, |t| t.0);
+    }
     /// Latest transmission on any path other than `p`.
     pub fn last_tx_elsewhere(&self, p: PathId) -> Option<Time> {
-        self.tx_time
+        self.tx_at
             .iter()
             .enumerate()
-            .filter(|(q, _)| *q != p as usize)
-            .filter_map(|(_, t)| *t)
+            .filter(|&(q, &t)| q != p as usize && t != NEVER)
+            .map(|(_, &t)| Time(t))
             .max()
     }
 }
@@ -701,7 +716,7 @@ impl SendBuffer {
             len,
             chunk,
             tx_mask: 0,
-            tx_time: [None; MAX_PATHS],
+            tx_at: [NEVER; MAX_PATHS],
             received: false,
             reinject_from: 0,
         }
@@ -820,13 +835,13 @@ impl SendBuffer {
                     seg: no,
                     chunk: s.chunk,
                     path: p,
-                    before: s.tx_time[p as usize],
+                    before: s.tx_time(p as usize),
                     at: now,
                 },
             );
         }
         s.tx_mask |= 1 << p;
-        s.tx_time[p as usize] = Some(now);
+        s.set_tx_time(p as usize, Some(now));
         if first_send {
             self.sent_bits.set(no, true);
             let (len, chunk) = (s.len as u64, s.chunk);
@@ -853,7 +868,7 @@ impl SendBuffer {
         if !s.sent_on(p) {
             return;
         }
-        if let (Some(j), Some(before)) = (&mut self.journal, s.tx_time[p as usize]) {
+        if let (Some(j), Some(before)) = (&mut self.journal, s.tx_time(p as usize)) {
             j.push(TxEvent::Returned {
                 seg: no,
                 chunk: s.chunk,
@@ -862,7 +877,7 @@ impl SendBuffer {
             });
         }
         s.tx_mask &= !(1u8 << p);
-        s.tx_time[p as usize] = None;
+        s.set_tx_time(p as usize, None);
         if s.sent() {
             return;
         }

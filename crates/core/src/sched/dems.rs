@@ -565,7 +565,7 @@ impl Dems {
                 self.may_send_new(view, i, 0)
                     && match (0..view.n as PathId).find(|&q| q != i && rec.sent_on(q)) {
                         Some(q) => {
-                            let t_q = rec.tx_time[q as usize]?;
+                            let t_q = rec.tx_time(q as usize)?;
                             reinjection_pays_off(ctx, view, &self.log, i, q, seg, t_q)
                         }
                         None => false,

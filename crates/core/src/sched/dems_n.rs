@@ -628,7 +628,7 @@ impl Judge<'_, '_> {
         while m != 0 {
             let q = m.trailing_zeros() as PathId;
             m &= m - 1;
-            let Some(t) = rec.tx_time[q as usize] else {
+            let Some(t) = rec.tx_time(q as usize) else {
                 if self.adaptive {
                     return None;
                 }
@@ -752,7 +752,7 @@ impl Copies {
         let listing = rec.filter(|r| !r.received).and_then(|r| {
             let mut first: Option<(f64, Time, PathId)> = None;
             for q in 0..MAX_PATHS {
-                if let (true, Some(t)) = (r.sent_on(q as PathId), r.tx_time[q]) {
+                if let (true, Some(t)) = (r.sent_on(q as PathId), r.tx_time(q)) {
                     let o = if q < est.npaths() {
                         est.owd_overall(q).unwrap_or(0.0)
                     } else {

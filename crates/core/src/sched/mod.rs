@@ -26,7 +26,7 @@
 //!   slow subflow; adjusts the gap from data-ACKs via [`SchedEvent::DataAck`].
 //! * **DEMS** (Guo et al., MobiCom 2017, Alg. 1): sends from both ends of the chunk
 //!   (`meta().first_unsent(c)`, `meta().last_unsent(c)`), reinjects by naming a segment sent on
-//!   the other subflow and compares `seg.tx_time[q]` with `now`, withholds the large-OWD subflow
+//!   the other subflow and compares `seg.tx_time(q)` with `now`, withholds the large-OWD subflow
 //!   by Eq. 9, and reads OWD, ΔOWD, δ and bandwidth from [`SchedCtx::estimator`].
 //!
 //! Schedulers are deterministic: they draw no randomness and read no clock but `ctx.now`.

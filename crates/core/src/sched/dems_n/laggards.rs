@@ -115,7 +115,7 @@ impl Laggards {
         let listing = rec.filter(|r| !r.received && r.sent()).map(|r| {
             if r.tx_mask.count_ones() == 1 {
                 let q = r.tx_mask.trailing_zeros() as PathId;
-                let t = r.tx_time[q as usize].expect("a carrier has a send time");
+                let t = r.tx_time(q as usize).expect("a carrier has a send time");
                 Listing::One {
                     q,
                     t,
@@ -132,7 +132,7 @@ impl Laggards {
             };
             for q in 0..MAX_PATHS {
                 if mask & (1 << q) != 0 {
-                    c.t[q] = r.tx_time[q].expect("a carrier has a send time");
+                    c.t[q] = r.tx_time(q).expect("a carrier has a send time");
                     // The log caps its entries below `u32::MAX`.
                     c.bif[q] = log.bif(seg, q as PathId).map_or(NO_BIF, |b| b as u32);
                 }
