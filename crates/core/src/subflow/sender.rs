@@ -43,7 +43,7 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::{AckSample, CcKind, CongestionControl, CoupledView, HyStartMode};
+use crate::cc::{AckSample, Cached, CcKind, CoupledView, HyStartMode};
 use crate::packet::{Ack, DataSegment, PathId};
 use crate::rangeset::RangeSet;
 use crate::subflow::rtt::RttEstimator;
@@ -194,7 +194,7 @@ pub struct SubflowSender {
     /// Meta-level segment of the latest retransmission or probe.
     last_resent: Option<u64>,
     idle_restarts: u64,
-    cc: Box<dyn CongestionControl>,
+    cc: Cached,
     cc_kind: CcKind,
     init_cwnd: u32,
     /// Internal pacing (Linux `tcp_internal_pacing`, EDT model).
@@ -307,8 +307,9 @@ impl SubflowSender {
         let idle = now.saturating_since(last);
         let rto = self.rtt.rto();
         if idle > rto {
+            let iw = self.initial_window;
             self.cc
-                .restart_after_idle(now, idle, rto, self.initial_window);
+                .update(|cc| cc.restart_after_idle(now, idle, rto, iw));
             self.idle_restarts += 1;
             // One restart per idle period: the next one is measured from here.
             self.last_send = Some(now);
@@ -344,10 +345,13 @@ impl SubflowSender {
     /// CUBIC's slow-start exit (`transport.hystart`). Rebuilds the controller: call it before
     /// any traffic.
     pub fn set_hystart(&mut self, mode: HyStartMode) {
-        self.cc = self
-            .cc_kind
-            .build_with(self.mss as u64, self.init_cwnd as u64, mode);
-        self.cc.set_pacing(self.pacing);
+        self.cc = Cached::new(self.cc_kind.build_with(
+            self.mss as u64,
+            self.init_cwnd as u64,
+            mode,
+        ));
+        let pacing = self.pacing;
+        self.cc.update(|cc| cc.set_pacing(pacing));
     }
 
     /// Internal pacing (`transport.pacing`): segments leave no faster than
@@ -355,7 +359,7 @@ impl SubflowSender {
     /// (`tcp_update_skb_after_send`).
     pub fn set_pacing(&mut self, on: bool) {
         self.pacing = on;
-        self.cc.set_pacing(on);
+        self.cc.update(|cc| cc.set_pacing(on));
     }
 
     /// `TCP_NODELAY` (`transport.nodelay`): [`SubflowSender::nagle_holds`] never holds.
@@ -433,7 +437,7 @@ impl SubflowSender {
             last_send: None,
             last_resent: None,
             idle_restarts: 0,
-            cc: cc.build(mss as u64, init_cwnd as u64),
+            cc: Cached::new(cc.build(mss as u64, init_cwnd as u64)),
             cc_kind: cc,
             init_cwnd,
             pacing: false,
@@ -690,7 +694,8 @@ impl SubflowSender {
         // CA_EVENT_TX_START (`tcp_transmit_skb` with nothing in flight): Linux CUBIC keeps its
         // epoch on the curve across the pause.
         if let (true, Some(last)) = (self.board.is_empty(), self.last_send) {
-            self.cc.on_tx_start(now, now.saturating_since(last));
+            self.cc
+                .update(|cc| cc.on_tx_start(now, now.saturating_since(last)));
         }
         self.last_send = Some(now);
         let prior_packets = self.board.len();
@@ -1015,7 +1020,7 @@ impl SubflowSender {
     /// difference is kept (see the module doc of `cc::cubic`).
     fn enter_recovery(&mut self, now: Time, flight: u64) {
         self.recovery_point = Some(self.snd_nxt);
-        self.cc.on_congestion_event(now, flight);
+        self.cc.update(|cc| cc.on_congestion_event(now, flight));
     }
 
     /// Linux `tcp_retransmit_timer` → `tcp_enter_loss` (net/ipv4/tcp_input.c).
@@ -1039,11 +1044,13 @@ impl SubflowSender {
                 prior_ssthresh,
                 retrans_stamp: None,
             });
-            self.cc.on_rto(now, self.in_flight);
+            let flight = self.in_flight;
+            self.cc.update(|cc| cc.on_rto(now, flight));
         }
         self.timeout_mark_lost(now);
         // cwnd = packets in flight + 1.
-        self.cc.set_loss_window(self.in_flight + self.mss as u64);
+        let w = self.in_flight + self.mss as u64;
+        self.cc.update(|cc| cc.set_loss_window(w));
         self.recovery_point = None;
         self.rto_recovery_point = Some(self.snd_nxt);
         self.tlp_high_seq = None;
@@ -1234,7 +1241,7 @@ impl SubflowSender {
         if let Some(rp) = self.recovery_point {
             if self.snd_una >= rp {
                 self.recovery_point = None;
-                self.cc.on_recovery_end(now);
+                self.cc.update(|cc| cc.on_recovery_end(now));
             }
         }
         // The Loss state: F-RTO and undo (tcp_process_loss).
@@ -1273,7 +1280,7 @@ impl SubflowSender {
                 delivered: self.delivered,
                 snd_nxt: self.snd_nxt,
             };
-            self.cc.on_ack(now, &sample, coupled);
+            self.cc.update(|cc| cc.on_ack(now, &sample, coupled));
         }
 
         // tcp_set_xmit_timer on FLAG_SET_XMIT_TIMER (new data cumulatively acknowledged, no
@@ -1347,7 +1354,7 @@ impl SubflowSender {
         self.lost_out = 0;
         self.retx_queue.clear();
         self.loss_ptr = self.front_no;
-        self.cc.undo(u.prior_cwnd, u.prior_ssthresh);
+        self.cc.update(|cc| cc.undo(u.prior_cwnd, u.prior_ssthresh));
         self.rto_recovery_point = None;
         self.frto = false;
         self.frto_new_data = false;
@@ -1511,14 +1518,14 @@ impl SubflowSender {
     #[cfg(test)]
     pub(crate) fn congestion_event_for_test(&mut self, now: Time) {
         let w = self.cc.window();
-        self.cc.on_congestion_event(now, w);
+        self.cc.update(|cc| cc.on_congestion_event(now, w));
     }
 
     /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): halve the
     /// window of the subflow that holds back the connection. How often is the scheduler's
     /// business: the kernel times it by the subflow that penalizes, not this one (`minrtt`).
     pub fn penalize(&mut self, now: Time) {
-        self.cc.penalize(now);
+        self.cc.update(|cc| cc.penalize(now));
     }
 
     /// True when nothing is outstanding on this subflow.
@@ -1625,7 +1632,8 @@ mod tests {
     /// A Reno subflow in congestion avoidance at cwnd = ssthresh = 10 segments, nothing out.
     fn in_avoidance() -> SubflowSender {
         let mut sf = subflow();
-        sf.cc.on_congestion_event(ms(0), 20 * MSS as u64);
+        sf.cc
+            .update(|cc| cc.on_congestion_event(ms(0), 20 * MSS as u64));
         assert_eq!(
             (sf.cwnd(), sf.ssthresh()),
             (10 * MSS as u64, 10 * MSS as u64)
@@ -1696,7 +1704,7 @@ mod tests {
         // congestion avoidance the window never fills, so it never grows (it grew to twice the
         // flight before: 20 >= 40 / 2).
         let mut sf = in_avoidance();
-        sf.cc.set_loss_window(40 * MSS as u64);
+        sf.cc.update(|cc| cc.set_loss_window(40 * MSS as u64));
         send(&mut sf, 0, &[MSS; 20]);
         hold_at(&mut sf, 0, 10, 20);
         assert_eq!(sf.cwnd(), 40 * MSS as u64);
@@ -1716,12 +1724,12 @@ mod tests {
         send(&mut sf, 0, &[MSS; 5]);
         sf.note_blocked_by_cwnd();
         assert!(!sf.is_cwnd_limited());
-        sf.cc.set_loss_window(5 * MSS as u64);
+        sf.cc.update(|cc| cc.set_loss_window(5 * MSS as u64));
         sf.note_blocked_by_cwnd();
         assert!(sf.is_cwnd_limited());
         // A new window of data with room left clears it (`tcp_cwnd_validate` once SND.UNA
         // passed `cwnd_usage_seq`).
-        sf.cc.set_loss_window(10 * MSS as u64);
+        sf.cc.update(|cc| cc.set_loss_window(10 * MSS as u64));
         ack_all(&mut sf, 100, false);
         send(&mut sf, 100, &[MSS]);
         assert!(!sf.is_cwnd_limited());
@@ -1817,7 +1825,8 @@ mod tests {
         let expect = 2.0 * 11.0 * MSS as f64 * 8.0 / srtt;
         assert!((sf.pacing_rate_bps().unwrap() - expect).abs() < 1e-6 * expect);
         // A congestion event: Reno halves to ssthresh, so cwnd >= ssthresh/2 and 120% applies.
-        sf.cc.on_congestion_event(ms(60), 20 * MSS as u64);
+        sf.cc
+            .update(|cc| cc.on_congestion_event(ms(60), 20 * MSS as u64));
         let cwnd = (sf.cwnd() / MSS as u64) as f64;
         let packets = cwnd.max(sf.board.len() as f64);
         let expect = 1.2 * packets * MSS as f64 * 8.0 / srtt;
