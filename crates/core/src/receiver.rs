@@ -49,6 +49,11 @@ pub struct ReceiverConnection {
     meta: RecvBuffer,
     events: VecDeque<Arrival>,
     ack_turn: usize,
+    /// Bit p set: subflow p wants to send an ACK ([`SubflowReceiver::wants_ack`]), kept up to
+    /// date after every call that may change it, so that a poll finds the next one without
+    /// asking every subflow (two full passes per arrival were a tenth of the receiver's cost
+    /// at 8 paths).
+    ack_due: u64,
     policy: Box<dyn ReceiverPolicy>,
     /// An MPTCP connection: every subflow's ACK offers at least the highest connection-level
     /// window edge any subflow has offered ([`ReceiverConnection::poll_transmit`]).
@@ -59,6 +64,7 @@ pub struct ReceiverConnection {
 
 impl ReceiverConnection {
     pub fn new(cfg: &ReceiverConfig) -> Self {
+        assert!(cfg.npaths <= 64, "at most 64 subflows");
         let initial = RecvBuffer::first_offer(cfg.recv_buffer, cfg.mss);
         ReceiverConnection {
             subflows: (0..cfg.npaths)
@@ -80,6 +86,7 @@ impl ReceiverConnection {
             },
             events: VecDeque::new(),
             ack_turn: 0,
+            ack_due: 0,
             policy: Box::new(DefaultAcking),
             mptcp: cfg.mptcp,
             rcv_wnd_sent: 0,
@@ -162,6 +169,16 @@ impl ReceiverConnection {
             delivered_upto: d.upto,
             duplicate: d.duplicate,
         });
+        self.note_ack_due(seg.path as usize);
+    }
+
+    /// Bring bit `p` of [`ReceiverConnection::ack_due`] up to date.
+    fn note_ack_due(&mut self, p: usize) {
+        if self.subflows[p].wants_ack() {
+            self.ack_due |= 1 << p;
+        } else {
+            self.ack_due &= !(1 << p);
+        }
     }
 
     pub fn poll_event(&mut self) -> Option<Arrival> {
@@ -171,32 +188,43 @@ impl ReceiverConnection {
     /// The next ACK due on any subflow.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Ack> {
         let n = self.subflows.len();
+        debug_assert_eq!(
+            self.ack_due,
+            (0..n)
+                .filter(|&p| self.subflows[p].wants_ack())
+                .fold(0, |m, p| m | 1 << p),
+            "ack_due out of date"
+        );
+        if self.ack_due == 0 {
+            return None;
+        }
+        // The first subflow wanting an ACK from `ack_turn` on, round robin.
         let turn = self.ack_turn.min(n);
-        for k in 0..n {
-            // (turn + k) mod n without a division: this runs for every ACK and finds nothing on
-            // every path once per pump.
-            let p = if turn + k < n { turn + k } else { turn + k - n };
-            if self.subflows[p].wants_ack() {
-                self.ack_turn = if p + 1 < n { p + 1 } else { 0 };
-                let data_ack = self.meta.data_ack();
-                let mut rwnd = self.subflows[p].offered_window(self.meta.rwnd());
-                if self.mptcp {
-                    // `mptcp_set_rwin` (net/mptcp/options.c): a subflow whose own window
-                    // (`tcp_select_window`, capped by its `rcv_ssthresh`) ends short of the
-                    // highest connection-level edge offered so far is raised to that edge, so
-                    // the offered window never shrinks whichever subflow carries the ACK (a
-                    // young subflow's small `rcv_ssthresh` used to pull it back).
-                    let edge = data_ack + rwnd;
-                    if edge < self.rcv_wnd_sent {
-                        rwnd = self.rcv_wnd_sent - data_ack;
-                    } else {
-                        self.rcv_wnd_sent = edge;
-                    }
-                }
-                return Some(self.subflows[p].build_ack(now, data_ack, rwnd));
+        let from_turn = self.ack_due & (!0u64).checked_shl(turn as u32).unwrap_or(0);
+        let p = if from_turn != 0 {
+            from_turn.trailing_zeros()
+        } else {
+            self.ack_due.trailing_zeros()
+        } as usize;
+        self.ack_turn = if p + 1 < n { p + 1 } else { 0 };
+        let data_ack = self.meta.data_ack();
+        let mut rwnd = self.subflows[p].offered_window(self.meta.rwnd());
+        if self.mptcp {
+            // `mptcp_set_rwin` (net/mptcp/options.c): a subflow whose own window
+            // (`tcp_select_window`, capped by its `rcv_ssthresh`) ends short of the
+            // highest connection-level edge offered so far is raised to that edge, so
+            // the offered window never shrinks whichever subflow carries the ACK (a
+            // young subflow's small `rcv_ssthresh` used to pull it back).
+            let edge = data_ack + rwnd;
+            if edge < self.rcv_wnd_sent {
+                rwnd = self.rcv_wnd_sent - data_ack;
+            } else {
+                self.rcv_wnd_sent = edge;
             }
         }
-        None
+        let ack = self.subflows[p].build_ack(now, data_ack, rwnd);
+        self.note_ack_due(p);
+        Some(ack)
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
@@ -206,6 +234,9 @@ impl ReceiverConnection {
     pub fn handle_timeout(&mut self, now: Time) {
         for s in &mut self.subflows {
             s.handle_timeout(now);
+        }
+        for p in 0..self.subflows.len() {
+            self.note_ack_due(p);
         }
     }
 }

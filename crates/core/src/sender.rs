@@ -176,6 +176,12 @@ pub struct SenderConnection {
     /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
     /// per-subflow walks over the write queues are skipped.
     wq_total: usize,
+    /// Bit p set: `wq[p]` is not empty. The walks over the write queues visit these only.
+    wq_busy: u64,
+    /// Bit p set: [`SubflowSender::wants_poll`], read again after every call that may change
+    /// a subflow ([`SenderConnection::touch`]): each poll's pass over the subflows visits these
+    /// only (it visited all of them, a tenth of an 8-path run's instructions).
+    poll_due: u64,
     /// The subflows' congestion control: only a coupled one needs every subflow's state on an
     /// ACK ([`CoupledView`], [`CcKind::is_coupled`]).
     cc: CcKind,
@@ -241,6 +247,8 @@ impl SenderConnection {
             wq: vec![VecDeque::new(); cfg.npaths],
             held: vec![VecDeque::new(); cfg.npaths],
             wq_total: 0,
+            wq_busy: 0,
+            poll_due: 0,
             cc: cfg.cc,
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
@@ -252,7 +260,40 @@ impl SenderConnection {
         conn.watch_silence = conn.sched.watches_silence();
         conn.meta.enable_cuts();
         conn.sync_sndbuf();
+        conn.touch_all();
         conn
+    }
+
+    /// Bring bit `p` of [`SenderConnection::poll_due`] up to date after subflow `p` changed.
+    fn touch(&mut self, p: usize) {
+        if self.subflows[p].wants_poll() {
+            self.poll_due |= 1 << p;
+        } else {
+            self.poll_due &= !(1 << p);
+        }
+    }
+
+    fn touch_all(&mut self) {
+        for p in 0..self.subflows.len() {
+            self.touch(p);
+        }
+    }
+
+    /// The subflows set in `mask`, from `turn` on, round robin.
+    fn rotation(mask: u64, turn: usize) -> impl Iterator<Item = usize> {
+        let from_turn = (!0u64).checked_shl(turn as u32).unwrap_or(0);
+        Self::bits(mask & from_turn).chain(Self::bits(mask & !from_turn))
+    }
+
+    /// The positions of the bits set in `mask`, lowest first.
+    fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
+        std::iter::from_fn(move || {
+            (mask != 0).then(|| {
+                let p = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                p
+            })
+        })
     }
 
     /// CUBIC's slow-start exit on every subflow (`transport.hystart`); before any traffic.
@@ -260,6 +301,7 @@ impl SenderConnection {
         for sf in &mut self.subflows {
             sf.set_hystart(mode);
         }
+        self.touch_all();
     }
 
     /// Internal TCP pacing on every subflow (`transport.pacing`).
@@ -267,6 +309,7 @@ impl SenderConnection {
         for sf in &mut self.subflows {
             sf.set_pacing(on);
         }
+        self.touch_all();
     }
 
     /// Every subflow leaves slow start (a congestion event without loss: the window halved and
@@ -276,6 +319,7 @@ impl SenderConnection {
         for sf in &mut self.subflows {
             sf.congestion_event_for_test(now);
         }
+        self.touch_all();
     }
 
     /// `TCP_NODELAY` on every subflow (`transport.nodelay`): Nagle never holds a short segment.
@@ -283,6 +327,7 @@ impl SenderConnection {
         for sf in &mut self.subflows {
             sf.set_nodelay(on);
         }
+        self.touch_all();
     }
 
     // ---- application ---------------------------------------------------------------------
@@ -411,12 +456,14 @@ impl SenderConnection {
     /// this before the first `poll_transmit`; without it every subflow is usable at once).
     pub fn set_subflow_pending(&mut self, p: PathId) {
         self.subflows[p as usize].set_pending();
+        self.touch(p as usize);
     }
 
     /// Subflow `p`'s handshake completed at the server (the third ACK arrived; for a joined
     /// subflow, the MP_JOIN ACK: RFC 8684 §3.2). `handshake_rtt` seeds its RTT estimate.
     pub fn set_subflow_established(&mut self, p: PathId, handshake_rtt: Option<Duration>) {
         self.subflows[p as usize].establish(handshake_rtt);
+        self.touch(p as usize);
     }
 
     // ---- input ---------------------------------------------------------------------------
@@ -454,6 +501,7 @@ impl SenderConnection {
         };
         self.received.clear();
         let out = self.subflows[p].on_ack(now, ack, coupled, &mut self.received);
+        self.touch(p);
         // v0.9x `mptcp_data_ack`: "Something got acked - subflow is operational again".
         self.pf[p] = false;
         if let Some(m) = &mut self.msk {
@@ -519,6 +567,7 @@ impl SenderConnection {
 
     fn apply_penalties(&mut self, now: Time) {
         for p in self.penalties.drain(..) {
+            // Only the window changes: nothing `poll_due` reads.
             self.subflows[p as usize].penalize(now);
         }
     }
@@ -548,41 +597,54 @@ impl SenderConnection {
         // and the clock, so the order is invisible. Restart-after-idle needs an empty board, and
         // a subflow with a retransmission to send has a full one.
         let n = self.subflows.len();
+        debug_assert!(
+            (0..n).all(|p| self.subflows[p].wants_poll() == (self.poll_due >> p & 1 == 1)),
+            "poll_due out of date"
+        );
         let turn = self.retx_turn.min(n);
-        for k in 0..n {
-            // (turn + k) mod n without a division.
-            let p = if turn + k < n { turn + k } else { turn + k - n };
+        // Only the subflows where the pass has something to do: for the others each step
+        // below is a no-op.
+        for p in Self::rotation(self.poll_due, turn) {
             let sf = &mut self.subflows[p];
             sf.update_pacing(now);
             sf.restart_if_idle(now);
-            if sf.has_retransmission()
+            let retransmission = if sf.has_retransmission()
                 && sf.pacing_allows()
                 && (sf.has_cwnd_space() || sf.probe_pending())
             {
-                if let Some(seg) = sf.send_retransmission(now) {
-                    // The segment's latest copy on this path leaves now: schedulers that judge
-                    // a copy by its send time (DEMS, Eq. 11-12) see the retransmission.
-                    if let Some(m) = sf.last_resent_meta_seg() {
-                        self.meta.on_transmit(m, p as PathId, now);
-                    }
-                    self.retx_turn = if p + 1 < n { p + 1 } else { 0 };
-                    return Some((seg, TxKind::Retransmit));
+                sf.send_retransmission(now)
+            } else {
+                None
+            };
+            self.touch(p);
+            if let Some(seg) = retransmission {
+                // The segment's latest copy on this path leaves now: schedulers that judge a
+                // copy by its send time (DEMS, Eq. 11-12) see the retransmission.
+                if let Some(m) = self.subflows[p].last_resent_meta_seg() {
+                    self.meta.on_transmit(m, p as PathId, now);
                 }
+                self.retx_turn = if p + 1 < n { p + 1 } else { 0 };
+                return Some((seg, TxKind::Retransmit));
             }
         }
         // Data committed to a subflow's write queue leaves as its window opens (`tcp_push`).
         if self.wq_total > 0 {
             // `tcp_write_xmit` on a subflow with a send head: a full window stops it and marks
             // the subflow cwnd-limited (`tcp_cwnd_validate`), which lets its window grow.
-            for (sf, q) in self.subflows.iter_mut().zip(&self.wq) {
-                if !q.is_empty() {
-                    sf.note_blocked_by_cwnd();
-                }
+            debug_assert!(
+                (0..n).all(|p| self.wq[p].is_empty() != (self.wq_busy >> p & 1 == 1)),
+                "wq_busy out of date"
+            );
+            for p in Self::bits(self.wq_busy) {
+                self.subflows[p].note_blocked_by_cwnd();
             }
-            for p in 0..n {
+            for p in Self::bits(self.wq_busy) {
                 if self.wq_sendable(p) {
                     let seg = self.wq[p].pop_front().expect("sendable queue");
                     self.wq_total -= 1;
+                    if self.wq[p].is_empty() {
+                        self.wq_busy &= !(1 << p);
+                    }
                     if let Some((dsn, len)) = self.take_held(p, seg) {
                         return Some(self.transmit_held(now, p, seg, dsn, len));
                     }
@@ -675,15 +737,18 @@ impl SenderConnection {
                     let waits = self.subflows[p].frto_waits_for_new_data();
                     if self.wq[p].is_empty() {
                         self.subflows[p].mark_app_limited();
+                        self.touch(p);
                         released |= waits;
                     } else if waits && !self.wq_sendable(p) {
                         self.subflows[p].end_frto_wait();
+                        self.touch(p);
                         released = true;
                     }
                 }
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
-                let pushed = self.wq_total > 0 && (0..n).any(|p| self.wq_sendable(p));
+                let pushed =
+                    self.wq_total > 0 && Self::bits(self.wq_busy).any(|p| self.wq_sendable(p));
                 *again = released || pushed;
                 return None;
             };
@@ -779,10 +844,9 @@ impl SenderConnection {
             return self.transmit(now, p as PathId, seg, true);
         }
         self.info[p].queued = self.info[p].queued.saturating_sub(u64::from(len));
-        (
-            self.subflows[p].send_new(now, seg, dsn, len),
-            TxKind::Reinject,
-        )
+        let d = self.subflows[p].send_new(now, seg, dsn, len);
+        self.touch(p);
+        (d, TxKind::Reinject)
     }
 
     /// `p` may take one more segment now: available, with congestion-window space.
@@ -810,6 +874,7 @@ impl SenderConnection {
         self.window_used
             .record(rec.end().saturating_sub(self.meta.data_ack()));
         let d = self.subflows[p].send_new(now, seg, rec.dsn, rec.len);
+        self.touch(p);
         if first_on_path {
             self.sync_sndbuf();
         }
@@ -861,7 +926,9 @@ impl SenderConnection {
             if self.watch_silence && sf.silence_deadline().is_some_and(|t| t <= now) {
                 sf.mark_silent();
             }
-            if sf.retransmission_timer().is_some_and(|t| t <= now) && sf.on_timeout(now) {
+            let rto = sf.retransmission_timer().is_some_and(|t| t <= now) && sf.on_timeout(now);
+            self.touch(p);
+            if rto {
                 self.on_subflow_rto(p);
                 self.notify(now, SchedEvent::Rto { path: p as PathId });
             }
@@ -893,6 +960,7 @@ impl SenderConnection {
         self.meta.on_transmit(seg, p as PathId, now);
         self.wq[p].push_back(seg);
         self.wq_total += 1;
+        self.wq_busy |= 1 << p;
         self.info[p].queued += u64::from(len);
     }
 
@@ -991,6 +1059,7 @@ impl SenderConnection {
     fn set_aside(&mut self, p: usize) {
         let path = p as PathId;
         self.wq_total -= self.wq[p].len();
+        self.wq_busy &= !(1 << p);
         for seg in self.wq[p].drain(..) {
             self.meta.unassign(seg, path);
         }

@@ -667,6 +667,15 @@ impl SubflowSender {
     }
     /// Segments waiting for a retransmission on this subflow (none while F-RTO lets new data
     /// go first).
+    /// Whether the connection's per-poll pass has anything to do here: pacing to bring up to
+    /// the clock, a restart after idle that may be due (nothing outstanding, something sent
+    /// before), or a retransmission to send. A function of the subflow's state alone, so the
+    /// connection reads it again after each call that may change that state.
+    pub fn wants_poll(&self) -> bool {
+        self.pacing
+            || (self.restart_after_idle && self.board.is_empty() && self.last_send.is_some())
+            || self.has_retransmission()
+    }
     pub fn has_retransmission(&self) -> bool {
         (!self.frto_new_data && self.lost_out > 0) || self.tlp_pending
     }
