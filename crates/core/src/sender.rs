@@ -24,7 +24,7 @@ use crate::meta::send::{SegNo, SendBuffer};
 use crate::msk_rtx::MskRetrans;
 use crate::packet::{Ack, DataSegment, PathId, MAX_PATHS};
 use crate::sched::{Assignment, PathInfo, ReinjectChoice, SchedCtx, SchedEvent, Scheduler};
-use crate::subflow::sender::{Received, SubflowSender, SubflowState};
+use crate::subflow::sender::{Received, SubflowSender};
 use crate::time::{Duration, Time};
 
 #[derive(Clone, Debug)]
@@ -445,7 +445,7 @@ impl SenderConnection {
             return;
         }
         for (p, i) in self.info.iter_mut().enumerate() {
-            i.available = !self.pf[p] && self.subflows[p].state() != SubflowState::Loss;
+            i.available = !self.pf[p] && !self.subflows[p].in_loss();
         }
     }
 

@@ -31,7 +31,6 @@
 use crate::packet::PathId;
 use crate::sched::common::{minrtt_with_space, Stuck};
 use crate::sched::{Assignment, SchedCtx, Scheduler, SubflowView};
-use crate::subflow::sender::SubflowState;
 
 /// `backup` alone means "backup on the marked paths" (a scenario's `backup = true`, the
 /// proxy's `--path NAME=...,backup`): `backup:NAME[,NAME]` when any path is marked. Any other
@@ -97,9 +96,7 @@ impl Backup {
     /// path's MP_JOIN completed, on the emulated DEMS WiFi/LTE profile).
     fn available(detect: Detect, ctx: &SchedCtx<'_>, p: PathId) -> bool {
         let s: &dyn SubflowView = ctx.subflow(p);
-        s.is_established()
-            && s.state() != SubflowState::Loss
-            && !(detect == Detect::Probe && s.silent())
+        s.is_established() && !s.in_loss() && !(detect == Detect::Probe && s.silent())
     }
 }
 

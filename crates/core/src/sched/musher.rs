@@ -30,7 +30,6 @@
 
 use crate::packet::PathId;
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
-use crate::subflow::sender::SubflowState;
 use crate::time::{Duration, Time};
 
 const NUM_SEGMENTS: u64 = 100;
@@ -225,7 +224,7 @@ impl Scheduler for Musher {
         // RTO loss is passed over, so the others go on without waiting for it.
         let available = |p: PathId| {
             let s = ctx.subflow(p);
-            s.is_established() && s.state() != SubflowState::Loss
+            s.is_established() && !s.in_loss()
         };
         // The path due: the first available one (in path order) whose share of the burst is
         // not used up. When every available subflow has used its share, their shares start

@@ -38,6 +38,10 @@ pub trait SubflowView {
     fn latest_rtt(&self) -> Option<Duration>;
     fn rto(&self) -> Duration;
     fn state(&self) -> SubflowState;
+    /// `state() == SubflowState::Loss` (RTO recovery), without working out the other states.
+    fn in_loss(&self) -> bool {
+        self.state() == SubflowState::Loss
+    }
     fn bytes_sent(&self) -> u64;
     fn bytes_acked(&self) -> u64;
     /// Latest delivery-rate sample, bits/s.
@@ -155,6 +159,10 @@ impl SubflowView for SubflowSender {
     #[inline]
     fn state(&self) -> SubflowState {
         SubflowSender::state(self)
+    }
+    #[inline]
+    fn in_loss(&self) -> bool {
+        SubflowSender::in_loss(self)
     }
     #[inline]
     fn silent(&self) -> bool {

@@ -627,8 +627,13 @@ impl SubflowSender {
         let packets = cwnd.max(self.board.len() as u64) as f64;
         Some(ratio * packets * mss as f64 * 8.0 / srtt)
     }
+    /// In RTO recovery (`TCP_CA_Loss`): [`SubflowSender::state`]'s first case alone (the
+    /// others ask the controller, a virtual call, and availability checks need only this).
+    pub fn in_loss(&self) -> bool {
+        self.rto_recovery_point.is_some()
+    }
     pub fn state(&self) -> SubflowState {
-        if self.rto_recovery_point.is_some() {
+        if self.in_loss() {
             SubflowState::Loss
         } else if self.recovery_point.is_some() {
             SubflowState::Recovery
