@@ -216,16 +216,47 @@ fn eight_mib_meeting(sched: &str, rtt_s: [f64; 2], queue_s: [f64; 2]) -> (Meetin
 /// Guo et al., MobiCom 2017, Eq. 10: DEMS-S reinjects BW1·BW2/(BW1+BW2)·(RTT1+RTT2) bytes (the "X" of Fig. 7).
 ///
 /// Scenario: two saturated paths with the same base RTT (100 ms, one BDP of drop-tail buffer
-/// each), WiFi 7040 and LTE 9185 kbit/s, an 8 MiB chunk (the whole send buffer, so it is
-/// written at once), CUBIC in congestion avoidance at the end. The bandwidths are the links'
-/// payload rates (checked against the trace: both links must be saturated at the meeting
-/// point); the RTTs are base RTT plus the queueing delay the last data segments met, measured
-/// on the packet trace. A second chunk follows so that the sender keeps running after the
-/// receiver has the first: the count includes what the sender reinjects until it learns that.
-/// Equal base RTTs keep ΔOWD ≪ RTT, Fig. 7's single crossing point; see
+/// each), WiFi 7040 and LTE 9185 kbit/s, an 8 MiB chunk, CUBIC in congestion avoidance at the
+/// end. The bandwidths are the links' payload rates (checked against the trace: both links must
+/// be saturated at the meeting point); the RTTs are base RTT plus the queueing delay the last
+/// data segments met, measured on the packet trace (OWD of the last new segment plus the 50 ms
+/// ACK path). A second chunk follows so that the sender keeps running after the receiver has
+/// the first: the count includes what the sender reinjects until it learns that. Equal base
+/// RTTs keep ΔOWD ≪ RTT, Fig. 7's single crossing point; see
 /// `eq10_breaks_down_with_large_delta_owd` for why that matters here.
+///
+/// Why it misses (measured 2026-11-25 on 704509e, traced segment by segment): Fig. 7 assumes
+/// the whole chunk is in the meta buffer from the start (§4.1, with a 16 MB receive window
+/// larger than the chunk), so the head subflow's DSN order is its send order and the tail
+/// subflow's is the reverse of its send order. With Linux's buffers that no longer holds: the
+/// send buffer autotunes to about 2·cwnd per subflow (`tcp_sndbuf_expand`), about 1 MB here,
+/// so the application writes the 8 MiB chunk as ACKs free room (the highest DSN sent reaches
+/// 1, 2, 3, 4.5, 5.2, 6.3, 7.4 MiB at 0.96, 1.48, 2.03, 2.48, 2.62, 3.69, 3.74 s; the subflows
+/// meet at 4.820 s), and the tail subflow fetches each new tail (§5) or, while the tail lies
+/// past the autotuned receive window, helps from the head. The chunk ends up interleaved (LTE's
+/// new data in 2,911 separate DSN runs) and 269,800 reinjected bytes (Eq. 10: 133,275 B with
+/// RTT 142.4 + 138.4 ms; ratio 2.024) split as:
+///
+/// * 86,620 B at 1.19-1.12 s *before* the meeting point: the buffer's data was all sent while
+///   the chunk was still open, which DEMS treats as a meeting (see "Deviations and limits" in
+///   `dems.rs`); Fig. 7 has no such event;
+/// * 183,180 B after it (1.374 × Eq. 10): WiFi's forward walk meets LTE's copies in DSN
+///   order, which is no longer LTE's reverse send order, so it copies LTE's oldest
+///   unacknowledged segments first (aged 136-336 ms at the meeting, some of them LTE's own
+///   loss retransmissions), whose ACKs were already on their way, instead of the youngest
+///   ones next to the meeting point that the X of Fig. 7 races. Only 29,820 of the 269,800
+///   bytes reached the receiver before their originals.
+///
+/// Nothing else in the count differs from the equation's meaning: it holds only `Reinject`
+/// transmissions of the chunk (subflow retransmissions, 25,560 B here, are a separate kind),
+/// every copy is a full 1,420-byte segment, and the inputs are as above. With the send buffer
+/// locked at 16 MiB (a diagnostic change, not committed: the scenario has no SO_SNDBUF knob)
+/// the chunk is in the buffer at once, nothing is reinjected before the meeting, and the run
+/// gives 160,460 B against Eq. 10's ≈ 158,700 B (ratio 1.011). So the miss is the model's
+/// premise, which the Linux-sized send buffer (and receive-window autotuning) removes, not a
+/// departure of DEMS-S from §4.3.
 #[test]
-#[ignore = "measured 2026-11-24 on 892ecc5 (Linux tcp_is_cwnd_limited): 212,272 reinjected bytes vs Eq. 10's 159,023 (+33.5%; +31.7% on 5a2d53e); needs within 15%"]
+#[ignore = "measured 2026-11-25 on 704509e: 269,800 reinjected bytes vs Eq. 10's 133,275 (ratio 2.024; 86,620 B of it before the meeting point); needs within 15%. Linux-sized send buffers feed the 8 MiB chunk in ~1 MB pieces, so Fig. 7's single X does not form (1.011 with a locked 16 MiB send buffer)"]
 fn eq10_simple_reinjection_bytes() {
     let (m, b) = eight_mib_meeting("dems-s", [0.100, 0.100], [0.100, 0.100]);
     assert_saturated(&m, &b);
@@ -258,8 +289,31 @@ fn eq10_simple_reinjection_bytes() {
 /// RTTs only while the ΔOWD estimate is the same when the large subflow stops (line 16) and
 /// while the small one reinjects (line 12): an estimate drifting by x between the two moves
 /// the count by x · BW1·BW2/(BW1+BW2).
+///
+/// Why it misses (measured 2026-11-25 on 704509e, traced segment by segment): 41,180 B vs
+/// 28,474 B, ratio 1.446. The count itself is what Eq. 13 means: 29 full 1,420-byte segments,
+/// all on WiFi after the meeting point (5.250 s), none before it, none on LTE (ΔOWD > δ), no
+/// subflow retransmission among them, each arriving before its LTE original. The surplus,
+/// 12,706 B = 26.8 ms × BW1·BW2/(BW1+BW2), is the drift this doc comment warns of, and it is
+/// real, not DEMS departing from Algorithm 1:
+///
+/// * at the stop (line 16, 0.25 s before the meeting) ΔOWD was 262.8 ms (WiFi 73.3, LTE
+///   336.1 ms). LTE's window was still growing, so its bytes in flight lay above every
+///   10 KB bin with samples (samples come one OWD plus the ACK path, ≈ 0.47 s, after the send)
+///   and its OWD was extrapolated: the trace shows 358-361 ms for those segments;
+/// * when WiFi reinjects (line 12), the samples of those bins have arrived: Eq. 11 sees
+///   ΔOWD ≈ 360 − 47.9 = 312 ms for the copies, and the WiFi OWD itself fell from 72 to
+///   44.5 ms (trace) after a drop-tail loss 40 ms before the meeting. WiFi copied the LTE
+///   segments sent 208.6-328.9 ms before each copy; with one ΔOWD at both lines the copied
+///   ages would span ΔOWD − δ to ΔOWD + δ.
+///
+/// The same holds across chunk sizes (7.0-9.0 MiB in 0.25 MiB steps: ratio 1.35-1.65; at
+/// 7.5 MiB the stop sees LTE at 307.8 ms extrapolated, the copies read 328-335 ms later, the
+/// truth is 339.3 ms). The drift comes with the Linux receive-window autotuning: with a fixed
+/// receive buffer (`recv_buffer_bytes` 16 MiB or 6 MiB) the same run gives 31,240 B or
+/// 34,080 B (1.097, 1.197), with LTE's queue full and its OWD steady at ≈ 400 ms at the end.
 #[test]
-#[ignore = "measured 2026-11-24 after the MPTCP receive window followed the MPTCP socket's default scaling ratio and the subflow window opened by 2·advmss before the read: 39,760 reinjected bytes vs Eq. 13's 28,474 (ratio 1.396; was 1.147 before); needs within 15%"]
+#[ignore = "measured 2026-11-25 on 704509e: 41,180 reinjected bytes vs Eq. 13's 28,474 (ratio 1.446); needs within 15%. Under receive-window autotuning LTE's OWD estimate at the line-16 stop (extrapolated, 336 ms) is 24 ms below what its copies' bins read at the line-12 reinjection (360 ms) and WiFi's OWD falls 28 ms after a loss: ΔOWD drifts by ~27 ms between the two lines"]
 fn eq13_adaptive_reinjection_bytes() {
     let delta_s = 0.030;
     let (m, b) = eight_mib_meeting("dems-f:delta=30ms", [0.050, 0.270], [0.050, 0.270]);
