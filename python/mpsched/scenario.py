@@ -107,6 +107,7 @@ _TRANSPORT_KEYS = (
     "mss",
     "init_cwnd",
     "send_buffer",
+    "send_buffer_lock",
     "recv_buffer",
     "delayed_ack",
     "min_rto",
@@ -763,6 +764,10 @@ def _resolve_transport(ctx: _Context, raw: Any) -> dict[str, Any]:
     # the engine's results do, so resolved scenarios (and sweep resume keys) stay as they were.
     if _field(ctx, t, table, "nodelay", _boolean, False):
         transport["nodelay"] = True
+    # The connection's send buffer fixed at send_buffer (an application's SO_SNDBUF), not
+    # autotuned; written only when on, as nodelay.
+    if _field(ctx, t, table, "send_buffer_lock", _boolean, False):
+        transport["send_buffer_lock"] = True
     return transport
 
 

@@ -551,3 +551,19 @@ def test_nodelay_is_written_only_when_on():
     # Off is Linux's default and leaves resolved scenarios (and sweep keys) as they were.
     assert "nodelay" not in default_scenario([])["transport"]
     assert default_scenario(["transport.nodelay=true"])["transport"]["nodelay"] is True
+
+
+def test_send_buffer_lock_is_written_only_when_on():
+    # Off by default and then absent, so resolved scenarios (and sweep resume keys) stay as
+    # they were; on, the engine fixes the connection's send buffer at send_buffer.
+    assert "send_buffer_lock" not in default_scenario([])["transport"]
+    t = default_scenario(["transport.send_buffer_lock=true", "transport.send_buffer=16MiB"])[
+        "transport"
+    ]
+    assert t["send_buffer_lock"] is True
+    assert t["send_buffer_bytes"] == 16 << 20
+
+
+def test_send_buffer_lock_must_be_a_bool():
+    with pytest.raises(ScenarioError, match="transport.send_buffer_lock"):
+        default_scenario(["transport.send_buffer_lock=3"])

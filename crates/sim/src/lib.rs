@@ -346,6 +346,9 @@ pub(crate) fn endpoints(
     sender.set_hystart(HyStartMode::parse(&t.hystart).expect("checked"));
     sender.set_pacing(t.pacing);
     sender.set_nodelay(t.nodelay);
+    if t.send_buffer_lock {
+        sender.lock_send_buffer(t.send_buffer_bytes);
+    }
     let receiver = ReceiverConnection::new(&ReceiverConfig {
         npaths,
         mss,

@@ -224,6 +224,11 @@ pub struct Transport {
     /// Largest send buffer of a subflow (Linux `tcp_wmem[2]`, 4 MiB by default); buffers
     /// start at `tcp_sndbuf_expand`'s size and grow with the congestion window.
     pub send_buffer_bytes: u64,
+    /// The connection's send buffer fixed at `send_buffer_bytes`, not autotuned, as an
+    /// application's `SO_SNDBUF` locks it (`SOCK_SNDBUF_LOCK`: `tcp_should_expand_sndbuf` and
+    /// `__mptcp_sync_sndbuf` leave it alone). Off by default; left out of results while off.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub send_buffer_lock: bool,
     /// The connection-level receive buffer. `None` (the default): autotuned as Linux's
     /// (`tcp_rcv_space_adjust` / `mptcp_rcv_space_adjust`) from `tcp_rmem[1]` = 128 KiB up to
     /// [`DEFAULT_RECV_BUFFER`] (`tcp_rmem[2]`). A size: fixed, all of it offered as window,
@@ -296,6 +301,7 @@ impl Default for Transport {
             mss: MSS_BY_SCHEDULER,
             init_cwnd: 10,
             send_buffer_bytes: 4 << 20,
+            send_buffer_lock: false,
             recv_buffer_bytes: None,
             delayed_ack: true,
             min_rto_s: 0.2,

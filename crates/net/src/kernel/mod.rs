@@ -137,6 +137,29 @@ fn fixed_recv_buffer(fd: i32, bytes: u64) -> io::Result<()> {
     )
 }
 
+/// `transport.send_buffer_lock`: the server's send buffer fixed at `bytes`, as an application's
+/// `SO_SNDBUF` fixes it (`SO_SNDBUFFORCE`, which passes `wmem_max`; we are root). Linux doubles
+/// the value for overhead, so half of it is passed: `sk_sndbuf` is then `bytes`, the number the
+/// simulator's locked buffer holds, and `SOCK_SNDBUF_LOCK` stops autotuning. On an MPTCP
+/// socket `mptcp_setsockopt_sol_socket` passes both to every subflow.
+fn fixed_send_buffer(fd: i32, bytes: u64) -> io::Result<()> {
+    let size = libc::c_int::try_from(bytes / 2).unwrap_or(libc::c_int::MAX / 2);
+    sys::setsockopt(
+        fd,
+        libc::SOL_SOCKET,
+        libc::SO_SNDBUFFORCE,
+        &size,
+        "SO_SNDBUFFORCE",
+    )
+}
+
+/// Socket options of the server's accepted connections.
+#[derive(Clone, Copy)]
+struct ServerOpts {
+    nodelay: bool,
+    send_buffer_lock: Option<u64>,
+}
+
 fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
@@ -168,15 +191,20 @@ enum Served {
 /// connection whose close has not reached the server yet never delays the next one's request
 /// (with one thread, the next request waited in the accept queue until the previous FIN came,
 /// up to an RTO late when the links' restart between repetitions dropped it).
-fn serve(listener: TcpListener, cc: String, nodelay: bool, events: mpsc::Sender<Served>) {
+fn serve(listener: TcpListener, cc: String, opts: ServerOpts, events: mpsc::Sender<Served>) {
     for conn in listener.incoming() {
         let Ok(mut conn) = conn else { continue };
         if STOP.load(Ordering::Relaxed) {
             return;
         }
         let _ = set_cc(conn.as_raw_fd(), &cc);
-        if nodelay && conn.set_nodelay(true).is_err() {
+        if opts.nodelay && conn.set_nodelay(true).is_err() {
             continue;
+        }
+        if let Some(bytes) = opts.send_buffer_lock {
+            if fixed_send_buffer(conn.as_raw_fd(), bytes).is_err() {
+                continue;
+            }
         }
         let events = events.clone();
         std::thread::spawn(move || {
@@ -418,8 +446,11 @@ pub fn run(
     })?;
     let cc = sc.transport.cc.clone();
     // Detached: the server thread ends with the process (its namespace is deleted on drop).
-    let nodelay = plan.nodelay;
-    std::thread::spawn(move || serve(listener, cc, nodelay, tx));
+    let opts = ServerOpts {
+        nodelay: plan.nodelay,
+        send_buffer_lock: plan.send_buffer_lock,
+    };
+    std::thread::spawn(move || serve(listener, cc, opts, tx));
 
     let (server_path, bind) = match mode {
         Mode::Mptcp => (0, None),

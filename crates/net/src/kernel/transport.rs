@@ -15,6 +15,7 @@
 //! | `slow_start_after_idle` | namespace | `net.ipv4.tcp_slow_start_after_idle` |
 //! | `hystart` | machine | only `linux`, and only while `tcp_cubic`'s module parameters are Linux's defaults (they are machine-wide) |
 //! | `nodelay` | server socket | `TCP_NODELAY` |
+//! | `send_buffer_lock` | server socket | `SO_SNDBUFFORCE` = `send_buffer` / 2 (Linux doubles it): `sk_sndbuf` fixed at `send_buffer`, `SOCK_SNDBUF_LOCK` (MPTCP passes both to every subflow) |
 //! | `pacing` | — | `true` refused: Linux paces CUBIC/Reno only under the `fq` qdisc, checked at run time |
 //! | `receiver` | — | only `default`: the kernel's receiver has no R-TSC |
 //!
@@ -55,6 +56,8 @@ pub struct Plan {
     pub recv_buffer: Option<u64>,
     /// `TCP_NODELAY` on the server's (the sender's) sockets.
     pub nodelay: bool,
+    /// The server's send buffer locked at this many bytes (`sk_sndbuf`).
+    pub send_buffer_lock: Option<u64>,
 }
 
 /// Writes the plan's namespace sysctls on both end hosts and its attributes on their routes
@@ -87,6 +90,13 @@ pub fn plan_for_others(sc: &Scenario) -> Result<Plan, String> {
         return Err(
             "transport.nodelay: TCP_NODELAY is a socket option of the sending \
                     program, not something the emulator can set"
+                .into(),
+        );
+    }
+    if p.send_buffer_lock.is_some() {
+        return Err(
+            "transport.send_buffer_lock: a fixed send buffer is a socket option of the \
+                    sending program (SO_SNDBUF), not something the emulator can set"
                 .into(),
         );
     }
@@ -180,6 +190,7 @@ pub fn plan(sc: &Scenario, mptcp: bool) -> Result<Plan, String> {
         sysctls,
         recv_buffer: t.recv_buffer_bytes,
         nodelay: t.nodelay,
+        send_buffer_lock: t.send_buffer_lock.then_some(t.send_buffer_bytes),
     })
 }
 
