@@ -461,6 +461,52 @@ mod tests {
     }
 
     #[test]
+    fn a_subflow_holding_a_committed_burst_keeps_its_send_buffer() {
+        // `tcp_data_snd_check` (net/ipv4/tcp_input.c) pushes first (`tcp_push_pending_frames`)
+        // and then asks `tcp_check_space` → `tcp_should_expand_sndbuf`, which refuses while the
+        // congestion window is full. The first push commits all 45 segments to p0 (a fresh
+        // buffer of 2 · 10 · 2,304 = 46,080 bytes); the ACK of two segments opens the window
+        // to 12, and the 35 segments still queued fill it again: no expansion. Only once the
+        // queue has drained does an ACK leave the window short and the buffer follow it.
+        let fresh = crate::sender::sndbuf_for(10, MSS as u32, 1 << 20);
+        assert_eq!(fresh, 46_080);
+        let mut ex = Exchange::autotuned("linux", &[1e6], 10, 1000 * MSS, &[]);
+        ex.at(0).write(45);
+        assert_eq!(ex.send().len(), 10);
+        assert_eq!(ex.conn.path_info()[0].queued, 35 * MSS);
+        ex.at(100).ack_bytes(0, Some(2 * MSS), 2 * MSS, 1000 * MSS);
+        assert_eq!(ex.cwnd_segs(0), 12);
+        assert_eq!(
+            ex.conn.path_info()[0].sndbuf,
+            fresh,
+            "cwnd refilled from the queue"
+        );
+        ex.send();
+        let mut acked = 12;
+        let mut t = 200;
+        while ex.conn.path_info()[0].queued > 0 {
+            assert_eq!(
+                ex.conn.path_info()[0].sndbuf,
+                fresh,
+                "queue not yet drained"
+            );
+            ex.at(t).ack(0, acked, 1000);
+            let sent = ex.send();
+            acked += sent.len() as u64;
+            t += 100;
+        }
+        // The queue is empty and the window was not: this ACK leaves room, and the buffer
+        // takes two windows of the current size.
+        ex.at(t).ack(0, acked, 1000);
+        let cwnd = ex.cwnd_segs(0);
+        assert_eq!(
+            ex.conn.path_info()[0].sndbuf,
+            crate::sender::sndbuf_for(cwnd, MSS as u32, 1 << 20)
+        );
+        assert!(ex.conn.path_info()[0].sndbuf > fresh);
+    }
+
+    #[test]
     fn full_send_buffer_of_the_winner_sends_nothing() {
         // The winner's buffer full: no fallback (`!sk_stream_memory_free(ssk)` → NULL).
         let mut ex = Exchange::new("linux", 1, 4, 100_000);

@@ -179,12 +179,28 @@ pub(crate) mod exchange {
             rwnd: u64,
             backups: &[PathId],
         ) -> Self {
+            let mut ex = Self::autotuned(sched, caps_bps, init_cwnd, rwnd, backups);
+            // The fixtures write whole chunks of up to a thousand segments at once.
+            ex.conn.lock_send_buffer(1 << 20);
+            ex
+        }
+
+        /// As [`Exchange::with_backups`], with the send buffers autotuned as Linux's
+        /// (`tcp_sndbuf_expand`, a 1 MiB `tcp_wmem[2]`): the application can write only what
+        /// the connection's buffer holds.
+        pub fn autotuned(
+            sched: &str,
+            caps_bps: &[f64],
+            init_cwnd: u32,
+            rwnd: u64,
+            backups: &[PathId],
+        ) -> Self {
             let names: Vec<String> = (0..caps_bps.len()).map(|p| format!("p{p}")).collect();
             let mut sched = sched::build(sched, &names, caps_bps).expect("known scheduler");
             for &p in backups {
                 sched.set_backup(p);
             }
-            let mut conn = SenderConnection::new(
+            let conn = SenderConnection::new(
                 &SenderConfig {
                     npaths: caps_bps.len(),
                     cc: CcKind::Reno,
@@ -197,8 +213,6 @@ pub(crate) mod exchange {
                 },
                 sched,
             );
-            // The fixtures write whole chunks of up to a thousand segments at once.
-            conn.lock_send_buffer(1 << 20);
             Exchange {
                 conn,
                 now: Time(EPOCH),
