@@ -22,10 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-
-def namespaces() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+from emu_capture import namespaces, server_namespace
 
 
 def packets(pcap: Path) -> list[tuple[float, str, int]]:
@@ -70,12 +67,7 @@ def main() -> int:
     before = namespaces()
     tmp = Path(tempfile.mkdtemp(prefix="failover-"))
     run = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
-    ns = None
-    for _ in range(400):
-        ns = next((n for n in namespaces() - before if n.endswith("-s")), None)
-        if ns or run.poll() is not None:
-            break
-        time.sleep(0.05)
+    ns = server_namespace(run, before)
     if ns is None:
         run.wait()
         print("no emulator namespace appeared", file=sys.stderr)

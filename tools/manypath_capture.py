@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from emu_capture import namespaces, server_namespace
+
 FIELDS = [
     "frame.time_epoch",
     "ip.src",
@@ -39,11 +41,6 @@ FIELDS = [
     "tcp.options.mptcp.subflowseqno",
     "tcp.options.mptcp.datalvllen",
 ]
-
-
-def namespaces() -> set[str]:
-    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
 
 
 def first(value: str) -> str:
@@ -201,12 +198,7 @@ def main() -> int:
     cmd += ["--json", *sets]
     before = namespaces()
     run = subprocess.Popen(cmd, stdout=open(tmp / "kernel.json", "w"))
-    ns = None
-    for _ in range(400):
-        ns = next((n for n in namespaces() - before if n.endswith("-s")), None)
-        if ns or run.poll() is not None:
-            break
-        time.sleep(0.05)
+    ns = server_namespace(run, before)
     if ns is None:
         run.wait()
         print("no emulator namespace appeared", file=sys.stderr)
