@@ -632,6 +632,7 @@ impl SenderConnection {
                 // copy by its send time (DEMS, Eq. 11-12) see the retransmission.
                 if let Some(m) = self.subflows[p].last_resent_meta_seg() {
                     self.meta.on_transmit(m, p as PathId, now);
+                    self.meta.on_wire(m, p as PathId);
                 }
                 self.retx_turn = if p + 1 < n { p + 1 } else { 0 };
                 return Some((seg, TxKind::Retransmit));
@@ -881,6 +882,7 @@ impl SenderConnection {
         let reinject = rec.tx_mask & !(1u8 << path) != 0;
         let first_on_path = self.subflows[p].bytes_sent() == 0;
         self.meta.on_transmit(seg, path, now);
+        self.meta.on_wire(seg, path);
         self.window_used
             .record(rec.end().saturating_sub(self.meta.data_ack()));
         let d = self.subflows[p].send_new(now, seg, rec.dsn, rec.len);

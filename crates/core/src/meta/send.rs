@@ -37,6 +37,9 @@ pub struct SegRecord {
     /// Bit p set: queued for reinjection when path p's retransmission timer fired (v0.9x marks
     /// the subflow's copy `MPTCP_REINJECT` so a later timeout does not queue it again).
     pub reinject_from: u8,
+    /// Bit p set: path p put it on the wire ([`SendBuffer::on_wire`]); `tx_mask` also counts a
+    /// commit to a write queue.
+    wire_mask: u8,
 }
 
 /// [`SegRecord`]'s mark of a path it was never sent on.
@@ -647,6 +650,13 @@ impl SendBuffer {
         }
         let k = (self.mss - t.len).min(n.len);
         self.segs[i].len += k;
+        // A tail committed to other subflows' queues as well (an MPTCP-level retransmission
+        // put it there) grows in each of them: every copy still to leave carries the `k` bytes,
+        // and all but one are second copies. (Each commit counted the shorter tail.)
+        let pending = (t.tx_mask & !t.wire_mask).count_ones();
+        if pending > 1 {
+            self.reinjected_bytes += u64::from(k) * u64::from(pending - 1);
+        }
         let ci = self.chunk_index(t.chunk);
         if k == n.len {
             self.segs.remove(i + 1);
@@ -719,6 +729,7 @@ impl SendBuffer {
             tx_at: [NEVER; MAX_PATHS],
             received: false,
             reinject_from: 0,
+            wire_mask: 0,
         }
     }
 
@@ -804,6 +815,16 @@ impl SendBuffer {
         if let Some(len) = self.seg(no).map(|s| s.len) {
             self.reinjected_bytes += len as u64;
             self.reinjected_segments += 1;
+        }
+    }
+
+    /// Segment `no` left on path `p` (not only committed to its write queue).
+    pub fn on_wire(&mut self, no: SegNo, p: PathId) {
+        if let Some(s) = no
+            .checked_sub(self.base)
+            .and_then(|i| self.segs.get_mut(i as usize))
+        {
+            s.wire_mask |= 1 << p;
         }
     }
 
@@ -1168,6 +1189,35 @@ mod tests {
         assert_eq!(lens(&b), [(0, 1000), (1000, 300), (1300, 700)]);
         assert_eq!(b.current_chunk().unwrap().unsent_bytes, 1700);
         assert_eq!(b.last_unsent(0), Some(2));
+    }
+
+    #[test]
+    fn a_tail_queued_on_two_subflows_counts_its_growth_once_per_extra_copy() {
+        // Segment 1 was cut short (500 B) and committed to path 0's queue, then an MPTCP-level
+        // retransmission put it in path 1's queue too (counted: 500 B). Path 1's push goes on
+        // and the tail takes 500 B more: both queues now send 1,000 B, so the second copy is
+        // 1,000 B, not 500 (the proptest exactly_once found 451 B uncounted).
+        let mut b = buf();
+        b.enable_cuts();
+        b.write(2300, true);
+        assert!(b.cut(1, 1500));
+        b.on_transmit(0, 0, Time::ZERO);
+        b.on_transmit(1, 0, Time::ZERO);
+        b.on_transmit(1, 1, Time::ZERO);
+        assert_eq!(b.reinjected_bytes(), 500);
+        assert_eq!(b.collapse(1), 500);
+        assert_eq!(b.reinjected_bytes(), 1000);
+        // Once path 0 has put it on the wire, a later growth is path 1's only.
+        let mut b = buf();
+        b.enable_cuts();
+        b.write(2300, true);
+        assert!(b.cut(1, 1500));
+        b.on_transmit(0, 0, Time::ZERO);
+        b.on_transmit(1, 0, Time::ZERO);
+        b.on_wire(1, 0);
+        b.on_transmit(1, 1, Time::ZERO);
+        assert_eq!(b.collapse(1), 500);
+        assert_eq!(b.reinjected_bytes(), 500);
     }
 
     #[test]
