@@ -293,6 +293,25 @@ mod tests {
     }
 
     #[test]
+    fn send_buffer_lock_is_the_server_sockets_and_refused_to_other_programs() {
+        let t = Transport {
+            send_buffer_lock: true,
+            send_buffer_bytes: 16 << 20,
+            ..Transport::default()
+        };
+        let p = plan(&scenario(t.clone()), true).unwrap();
+        assert_eq!(p.send_buffer_lock, Some(16 << 20));
+        assert_eq!(
+            plan(&scenario(Transport::default()), true)
+                .unwrap()
+                .send_buffer_lock,
+            None
+        );
+        let e = plan_for_others(&scenario(t)).expect_err("refused");
+        assert!(e.starts_with("transport.send_buffer_lock:"), "{e}");
+    }
+
+    #[test]
     fn delayed_ack_off_is_quickack_on_the_client() {
         let p = plan(
             &scenario(Transport {
