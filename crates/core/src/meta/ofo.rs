@@ -5,8 +5,9 @@
 //! arrivals interleave. In one sorted array nearly every arrival lands in the middle and moves
 //! everything on one side of it: at 8 paths the queue holds thousands of segments, and that move
 //! was the largest single cost of the receiver per packet. Here an arrival moves at most a
-//! block; a full block splits in half. A stream that runs ahead of the others (a burst on one
-//! subflow) appends to its block or starts a new one. Delivery pops from the front of the first
+//! block. A full block splits where the arrival goes (no part under a quarter block), so that
+//! the stream the arrival belongs to appends from then on; a stream that runs ahead of the
+//! others (a burst on one subflow) appends to its block or starts a new one. Delivery pops from the front of the first
 //! block. The queue's order and contents are exactly those of the sorted array (a property
 //! test holds it against one).
 
