@@ -1191,29 +1191,31 @@ mod tests {
         assert_eq!(b.last_unsent(0), Some(2));
     }
 
+    /// 2,300 bytes in one chunk, segment 1 cut short at 1,500 (a push ended there), segments
+    /// 0 and 1 committed to path 0: `[(0, 1000), (1000, 500), (1500, 800)]`.
+    fn short_tail_queued_on_path_0() -> SendBuffer {
+        let mut b = buf();
+        b.enable_cuts();
+        b.write(2300, true);
+        assert!(b.cut(1, 1500));
+        b.on_transmit(0, 0, Time::ZERO);
+        b.on_transmit(1, 0, Time::ZERO);
+        b
+    }
+
     #[test]
     fn a_tail_queued_on_two_subflows_counts_its_growth_once_per_extra_copy() {
         // Segment 1 was cut short (500 B) and committed to path 0's queue, then an MPTCP-level
         // retransmission put it in path 1's queue too (counted: 500 B). Path 1's push goes on
         // and the tail takes 500 B more: both queues now send 1,000 B, so the second copy is
         // 1,000 B, not 500 (the proptest exactly_once found 451 B uncounted).
-        let mut b = buf();
-        b.enable_cuts();
-        b.write(2300, true);
-        assert!(b.cut(1, 1500));
-        b.on_transmit(0, 0, Time::ZERO);
-        b.on_transmit(1, 0, Time::ZERO);
+        let mut b = short_tail_queued_on_path_0();
         b.on_transmit(1, 1, Time::ZERO);
         assert_eq!(b.reinjected_bytes(), 500);
         assert_eq!(b.collapse(1), 500);
         assert_eq!(b.reinjected_bytes(), 1000);
         // Once path 0 has put it on the wire, a later growth is path 1's only.
-        let mut b = buf();
-        b.enable_cuts();
-        b.write(2300, true);
-        assert!(b.cut(1, 1500));
-        b.on_transmit(0, 0, Time::ZERO);
-        b.on_transmit(1, 0, Time::ZERO);
+        let mut b = short_tail_queued_on_path_0();
         b.on_wire(1, 0);
         b.on_transmit(1, 1, Time::ZERO);
         assert_eq!(b.collapse(1), 500);
@@ -1222,12 +1224,7 @@ mod tests {
 
     #[test]
     fn collapse_refills_a_short_tail_and_drops_an_emptied_next_segment() {
-        let mut b = buf();
-        b.enable_cuts();
-        b.write(2300, true);
-        assert!(b.cut(1, 1500));
-        b.on_transmit(0, 0, Time::ZERO);
-        b.on_transmit(1, 0, Time::ZERO);
+        let mut b = short_tail_queued_on_path_0();
         assert_eq!(lens(&b), [(0, 1000), (1000, 500), (1500, 800)]);
         assert_eq!(b.collapse(1), 500);
         assert_eq!(lens(&b), [(0, 1000), (1000, 1000), (2000, 300)]);
