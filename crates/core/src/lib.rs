@@ -13,6 +13,7 @@ pub mod meta;
 pub mod model;
 pub mod msk_rtx;
 pub mod packet;
+mod pathmask;
 pub mod rangeset;
 pub mod receiver;
 pub mod recv;

@@ -195,17 +195,8 @@ impl ReceiverConnection {
                 .fold(0, |m, p| m | 1 << p),
             "ack_due out of date"
         );
-        if self.ack_due == 0 {
-            return None;
-        }
         // The first subflow wanting an ACK from `ack_turn` on, round robin.
-        let turn = self.ack_turn.min(n);
-        let from_turn = self.ack_due & (!0u64).checked_shl(turn as u32).unwrap_or(0);
-        let p = if from_turn != 0 {
-            from_turn.trailing_zeros()
-        } else {
-            self.ack_due.trailing_zeros()
-        } as usize;
+        let p = crate::pathmask::rotation(self.ack_due, self.ack_turn.min(n)).next()?;
         self.ack_turn = if p + 1 < n { p + 1 } else { 0 };
         let data_ack = self.meta.data_ack();
         let mut rwnd = self.subflows[p].offered_window(self.meta.rwnd());

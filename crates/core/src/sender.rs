@@ -23,6 +23,7 @@ use crate::estimate::Estimator;
 use crate::meta::send::{SegNo, SendBuffer};
 use crate::msk_rtx::MskRetrans;
 use crate::packet::{Ack, DataSegment, PathId, MAX_PATHS};
+use crate::pathmask;
 use crate::sched::{Assignment, PathInfo, ReinjectChoice, SchedCtx, SchedEvent, Scheduler};
 use crate::subflow::sender::{Received, SubflowSender};
 use crate::time::{Duration, Time};
@@ -173,10 +174,8 @@ pub struct SenderConnection {
     /// those bytes, duplicates of what other subflows delivered meanwhile included; a segment
     /// data-acknowledged (and freed) before then is sent from this record.
     held: Vec<VecDeque<(SegNo, u64, u32)>>,
-    /// Segments in all of `wq`: when zero (every scheduler that does not queue ahead), the
-    /// per-subflow walks over the write queues are skipped.
-    wq_total: usize,
-    /// Bit p set: `wq[p]` is not empty. The walks over the write queues visit these only.
+    /// Bit p set: `wq[p]` is not empty. The walks over the write queues visit these only (none
+    /// for every scheduler that does not queue ahead).
     wq_busy: u64,
     /// Bit p set: [`SubflowSender::wants_poll`], read again after every call that may change
     /// a subflow ([`SenderConnection::touch`]): each poll's pass over the subflows visits these
@@ -246,7 +245,6 @@ impl SenderConnection {
             repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
             held: vec![VecDeque::new(); cfg.npaths],
-            wq_total: 0,
             wq_busy: 0,
             poll_due: 0,
             cc: cfg.cc,
@@ -277,23 +275,6 @@ impl SenderConnection {
         for p in 0..self.subflows.len() {
             self.touch(p);
         }
-    }
-
-    /// The subflows set in `mask`, from `turn` on, round robin.
-    fn rotation(mask: u64, turn: usize) -> impl Iterator<Item = usize> {
-        let from_turn = (!0u64).checked_shl(turn as u32).unwrap_or(0);
-        Self::bits(mask & from_turn).chain(Self::bits(mask & !from_turn))
-    }
-
-    /// The positions of the bits set in `mask`, lowest first.
-    fn bits(mut mask: u64) -> impl Iterator<Item = usize> {
-        std::iter::from_fn(move || {
-            (mask != 0).then(|| {
-                let p = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                p
-            })
-        })
     }
 
     /// CUBIC's slow-start exit on every subflow (`transport.hystart`); before any traffic.
@@ -614,7 +595,7 @@ impl SenderConnection {
         let turn = self.retx_turn.min(n);
         // Only the subflows where the pass has something to do: for the others each step
         // below is a no-op.
-        for p in Self::rotation(self.poll_due, turn) {
+        for p in pathmask::rotation(self.poll_due, turn) {
             let sf = &mut self.subflows[p];
             sf.update_pacing(now);
             sf.restart_if_idle(now);
@@ -639,20 +620,19 @@ impl SenderConnection {
             }
         }
         // Data committed to a subflow's write queue leaves as its window opens (`tcp_push`).
-        if self.wq_total > 0 {
+        if self.wq_busy != 0 {
             // `tcp_write_xmit` on a subflow with a send head: a full window stops it and marks
             // the subflow cwnd-limited (`tcp_cwnd_validate`), which lets its window grow.
             debug_assert!(
                 (0..n).all(|p| self.wq[p].is_empty() != (self.wq_busy >> p & 1 == 1)),
                 "wq_busy out of date"
             );
-            for p in Self::bits(self.wq_busy) {
+            for p in pathmask::bits(self.wq_busy) {
                 self.subflows[p].note_blocked_by_cwnd();
             }
-            for p in Self::bits(self.wq_busy) {
+            for p in pathmask::bits(self.wq_busy) {
                 if self.wq_sendable(p) {
                     let seg = self.wq[p].pop_front().expect("sendable queue");
-                    self.wq_total -= 1;
                     if self.wq[p].is_empty() {
                         self.wq_busy &= !(1 << p);
                     }
@@ -758,8 +738,7 @@ impl SenderConnection {
                 }
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
-                let pushed =
-                    self.wq_total > 0 && Self::bits(self.wq_busy).any(|p| self.wq_sendable(p));
+                let pushed = pathmask::bits(self.wq_busy).any(|p| self.wq_sendable(p));
                 *again = released || pushed;
                 return None;
             };
@@ -971,7 +950,6 @@ impl SenderConnection {
     fn commit_to_queue(&mut self, p: usize, seg: SegNo, len: u32, now: Time) {
         self.meta.on_transmit(seg, p as PathId, now);
         self.wq[p].push_back(seg);
-        self.wq_total += 1;
         self.wq_busy |= 1 << p;
         self.info[p].queued += u64::from(len);
     }
@@ -1070,7 +1048,6 @@ impl SenderConnection {
     /// data, and it takes nothing new until an ACK arrives on it (`pf`).
     fn set_aside(&mut self, p: usize) {
         let path = p as PathId;
-        self.wq_total -= self.wq[p].len();
         self.wq_busy &= !(1 << p);
         for seg in self.wq[p].drain(..) {
             self.meta.unassign(seg, path);
