@@ -17,10 +17,10 @@
 //! every out-of-order insertion (`tcp_data_queue_ofo`); an MPTCP socket does neither since
 //! "mptcp: do not account for OoO in mptcp_rcvbuf_grow()" (upstream 6b329393502e, in 6.18.14
 //! stable): MPTCP-level reordering is normal with several subflows, and a hole a dead subflow
-//! left no longer lets the buffer, and the window offered past the hole, grow. The receiver RTT is the largest of the subflows'
-//! `tcp_rcv_rtt_measure_ts` estimates. Per-packet
-//! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes into a fixed-size
-//! histogram so that memory stays flat however long the run.
+//! left no longer lets the buffer, and the window offered past the hole, grow. The receiver
+//! RTT is the largest of the subflows' `tcp_rcv_rtt_measure_ts` estimates. Per-packet
+//! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes
+//! into a fixed-size histogram so that memory stays flat however long the run.
 
 use super::ofo::OfoQueue;
 use crate::hist::LogHistogram;
@@ -54,7 +54,8 @@ pub struct RecvBuffer {
     /// Next DSN expected in order (the data-ACK).
     rcv_nxt: u64,
     /// Out-of-order segments sorted by DSN: (DSN, end, arrival time), walked in order from
-    /// the front; stored as runs so that interleaved subflows append ([`OfoQueue`]).
+    /// the front; stored in blocks so that an arrival between interleaved subflows' data moves
+    /// at most a block ([`OfoQueue`]).
     ofo: OfoQueue,
     ofo_bytes: u64,
     ofo_max: u64,

@@ -307,9 +307,8 @@ impl SubflowSender {
         let idle = now.saturating_since(last);
         let rto = self.rtt.rto();
         if idle > rto {
-            let iw = self.initial_window;
             self.cc
-                .update(|cc| cc.restart_after_idle(now, idle, rto, iw));
+                .update(|cc| cc.restart_after_idle(now, idle, rto, self.initial_window));
             self.idle_restarts += 1;
             // One restart per idle period: the next one is measured from here.
             self.last_send = Some(now);
@@ -350,8 +349,7 @@ impl SubflowSender {
             self.init_cwnd as u64,
             mode,
         ));
-        let pacing = self.pacing;
-        self.cc.update(|cc| cc.set_pacing(pacing));
+        self.cc.update(|cc| cc.set_pacing(self.pacing));
     }
 
     /// Internal pacing (`transport.pacing`): segments leave no faster than
@@ -1058,13 +1056,12 @@ impl SubflowSender {
                 prior_ssthresh,
                 retrans_stamp: None,
             });
-            let flight = self.in_flight;
-            self.cc.update(|cc| cc.on_rto(now, flight));
+            self.cc.update(|cc| cc.on_rto(now, self.in_flight));
         }
         self.timeout_mark_lost(now);
         // cwnd = packets in flight + 1.
-        let w = self.in_flight + self.mss as u64;
-        self.cc.update(|cc| cc.set_loss_window(w));
+        self.cc
+            .update(|cc| cc.set_loss_window(self.in_flight + self.mss as u64));
         self.recovery_point = None;
         self.rto_recovery_point = Some(self.snd_nxt);
         self.tlp_high_seq = None;
