@@ -1,7 +1,6 @@
 //! Determinism guard (issue "Speed at scale", Must show: "a commit that is only about speed
-//! leaves every result bit-identical"). A fixed set of runs (1, 2, 4 and 8 paths; minrtt,
-//! dems-f, dems-s, linux, rr, blest, ecf; bulk and chunk trains; some with random loss) is
-//! compared, key by key and bit for bit, against the run JSON committed in
+//! leaves every result bit-identical"). A fixed set of runs (1, 2, 4 and 8 paths; every
+//! scheduler; bulk and chunk trains; some with random loss) is compared, key by key and bit for bit, against the run JSON committed in
 //! `tests/golden/determinism/` (minus `wall_time_s`, the only key that measures the host rather
 //! than the simulation).
 //!
@@ -17,13 +16,17 @@ use serde_json::Value;
 const SEED: u64 = 7;
 
 /// N paths sharing `total_bps` (each total/N), RTT 20 + 10·i ms, 20 ms queues: the issue's
-/// bulk matrix scaled down to test size. Path 1 (if any) loses `loss` of its packets.
-fn paths(n: usize, total_bps: f64, loss: f64) -> Vec<PathSpec> {
+/// bulk matrix scaled down to test size. Path 1 (if any) loses `loss` of its packets. For
+/// `backup` the last path is marked backup (with one path, the only one), as in the benchmark
+/// matrix, so that it has something to fail over to.
+fn paths(n: usize, total_bps: f64, loss: f64, sched: &str) -> Vec<PathSpec> {
     (0..n)
         .map(|i| {
             let rtt = 0.020 + 0.010 * i as f64;
             let l = if i == 1 { loss } else { 0.0 };
-            PathSpec::bottleneck(&format!("p{i}"), total_bps / n as f64, rtt, 0.020, l)
+            let mut p = PathSpec::bottleneck(&format!("p{i}"), total_bps / n as f64, rtt, 0.020, l);
+            p.backup = sched == "backup" && i == n - 1;
+            p
         })
         .collect()
 }
@@ -36,17 +39,19 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    let scheds = [
-        "minrtt", "dems-f", "dems-s", "linux", "rr", "blest", "ecf", "sttf",
-    ];
+    // Every scheduler the simulator offers (not the oracle, which is many runs of `single`).
+    let scheds: Vec<&'static str> = mpsched_core::sched::SCHEDULERS
+        .iter()
+        .map(|s| s.0)
+        .collect();
     for n in [1usize, 2, 4, 8] {
-        for sched in scheds {
+        for &sched in &scheds {
             // Bulk: 40 Mbit/s aggregate for 1 s, CUBIC (the default).
             let loss = if n >= 2 { 0.01 } else { 0.0 };
             out.push(Case {
                 name: format!("bulk_{n}p_{sched}"),
                 sc: Scenario {
-                    paths: paths(n, 40e6, loss),
+                    paths: paths(n, 40e6, loss, sched),
                     workload: Workload::Bulk { duration_s: 1.0 },
                     transport: Transport::default(),
                     sim: SimOptions::default(),
@@ -57,7 +62,7 @@ fn cases() -> Vec<Case> {
             out.push(Case {
                 name: format!("chunks_{n}p_{sched}"),
                 sc: Scenario {
-                    paths: paths(n, 20e6, 0.0),
+                    paths: paths(n, 20e6, 0.0, sched),
                     workload: Workload::Chunks {
                         size_bytes: 256 * 1024,
                         count: 3,
