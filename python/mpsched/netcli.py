@@ -143,6 +143,10 @@ def _fmt_pct(v: Any) -> str:
     return "-" if v is None else f"{v:+.1f}%"
 
 
+def _fmt_ci(ci: Any) -> str:
+    return "-" if not ci else f"{ci[0]:+.1f} {ci[1]:+.1f}%"
+
+
 def fidelity_command(
     quick: Annotated[
         bool, typer.Option("--quick", help="One DEMS cell (MPTCP and WiFi TCP), 2 downloads each.")
@@ -157,6 +161,15 @@ def fidelity_command(
         ),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", min=0)] = 1,
+    random_reps: Annotated[
+        int,
+        typer.Option(
+            "--random-reps",
+            min=1,
+            help="Downloads per side in cells with random loss (at least --reps): the median "
+            "of five is noise there.",
+        ),
+    ] = 20,
     db: Annotated[
         Path, typer.Option("--db", help='Results store to append the runs to (sweep "fidelity").')
     ] = Path("fidelity.db"),
@@ -179,6 +192,7 @@ def fidelity_command(
         "sim",
         "kernel",
         "err",
+        "err 95% CI",
         "bytes err (per path)",
         "gap sim",
         "gap kernel",
@@ -191,6 +205,8 @@ def fidelity_command(
             justify="left"
             if h in ("profile", "mode", "bytes err (per path)", "kernel modes")
             else "right",
+            # Wrapped, never cut with an ellipsis: a narrow terminal must not hide a number.
+            overflow="fold",
         )
 
     def add(row: dict[str, Any]) -> None:
@@ -210,6 +226,7 @@ def fidelity_command(
             f"{row['sim_download_s']:.3f} s",
             f"{row['kernel_download_s']:.3f} s",
             _fmt_pct(row["download_err_pct"]),
+            _fmt_ci(row.get("download_err_ci_pct")),
             ", ".join(f"{k} {_fmt_pct(v)}" for k, v in row["bytes_err_pct"].items()),
             f"{row['gap_sim_s'] * 1e3:.0f} ms",
             f"{row['gap_kernel_s'] * 1e3:.0f} ms",
@@ -223,7 +240,7 @@ def fidelity_command(
                 f"kernel {row['kernel_download_s']:.3f} s ({_fmt_pct(row['download_err_pct'])})\n"
             )
 
-    rows, note = fidelity.run(quick, n, seed, add, progress=False)
+    rows, note = fidelity.run(quick, n, seed, add, progress=False, random_reps=random_reps)
     with _open_store(db) as store:
         fidelity.store_rows(store, rows)
     if as_json:

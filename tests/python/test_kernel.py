@@ -80,6 +80,36 @@ def test_fidelity_manypath_cell_is_the_example_and_quick_set_is_unchanged(tmp_pa
     assert [(c.mode, len(c.scenario["paths"])) for c in many] == [("mptcp", 4)]
 
 
+def test_fidelity_lossy_cells_run_more_downloads_and_only_they(tmp_path):
+    from mpsched import fidelity
+
+    full = fidelity.cells(False, 5, str(tmp_path), random_reps=20)
+    lossy = {(c.profile, c.reps) for c in full if fidelity.has_random_loss(c.scenario)}
+    # The shallow lossy profile (0.5% loss on each path), all three of its modes, and no other.
+    assert lossy == {("shallow lossy 1MiB", 20)}
+    assert sum(fidelity.has_random_loss(c.scenario) for c in full) == 3
+    assert {c.reps for c in full if not fidelity.has_random_loss(c.scenario)} == {5}
+    # --reps above --random-reps wins everywhere.
+    assert {c.reps for c in fidelity.cells(False, 30, str(tmp_path), random_reps=20)} == {30}
+
+
+def test_fidelity_error_interval_covers_the_spread_and_is_repeatable():
+    from mpsched.fidelity import median_ratio_interval
+
+    real = [1.14, 1.20, 1.31, 1.52, 1.80]
+    lo, hi = median_ratio_interval([1.31], real)
+    # One simulated run equal to the kernel's median: the interval holds 0 and spans the
+    # kernel's spread (1.31 / 1.80 - 1 = -27%, 1.31 / 1.14 - 1 = +15%).
+    assert -27.3 <= lo < 0.0 < hi <= 14.95
+    assert median_ratio_interval([1.31], real) == (lo, hi)
+    # Identical samples on both sides: a point at 0.
+    assert median_ratio_interval([2.0, 2.0], [1.0, 1.0]) == (100.0, 100.0)
+    # Disjoint samples: the interval excludes 0.
+    lo, hi = median_ratio_interval([1.5, 1.55, 1.6], [1.0, 1.05, 1.1])
+    assert 30.0 < lo and hi <= 60.0 + 1e-9  # 1.6 / 1.0 - 1 at most
+    assert median_ratio_interval([1.0], [1.0]) is None
+
+
 @needs_netns
 def test_four_paths_every_subflow_joins_and_sim_time_within_5pct():
     # Linux MPTCP over four emulated paths (one `subflow` endpoint per extra path, limits of 8
