@@ -22,10 +22,19 @@ pub fn fastest(ctx: &SchedCtx<'_>) -> Option<PathId> {
 /// The first subflow in [`SchedCtx::by_srtt`] order for which `pred` holds, found as the
 /// smallest (srtt, path) among them: one pass, no sort (MinRTT-style choices run on every
 /// decision).
+///
+/// `pred` is asked only of a subflow that would lead (issue "Speed at scale": window space and
+/// the like cost more than an sRTT), so it must have no side effects.
 pub fn fastest_where(ctx: &SchedCtx<'_>, pred: impl Fn(PathId) -> bool) -> Option<PathId> {
-    (0..ctx.npaths() as PathId)
-        .filter(|&p| pred(p))
-        .min_by_key(|&p| (ctx.srtt_of(p).unwrap_or(Duration::MAX), p))
+    let mut best: Option<(Duration, PathId)> = None;
+    for p in 0..ctx.npaths() as PathId {
+        let srtt = ctx.srtt_of(p).unwrap_or(Duration::MAX);
+        // Paths come in increasing number, so a tie keeps the earlier one.
+        if best.is_none_or(|(b, _)| srtt < b) && pred(p) {
+            best = Some((srtt, p));
+        }
+    }
+    best.map(|(_, p)| p)
 }
 
 /// The MinRTT choice: the lowest-sRTT subflow with window space, among those `allowed`.
