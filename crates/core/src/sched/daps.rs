@@ -16,9 +16,9 @@
 //! stalled subflow; one bound on the whole plan left every subflow idle behind one that had
 //! timed out).
 
-use crate::packet::PathId;
+use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::common::PlanQueues;
-use crate::sched::{Assignment, SchedCtx, Scheduler};
+use crate::sched::{insertion_sort, Assignment, SchedCtx, Scheduler};
 use crate::time::Duration;
 
 /// RFC 6298 §2.1 initial RTO, the RTT assumed before a sample.
@@ -29,8 +29,23 @@ const MAX_CYCLES_AHEAD: u64 = 4;
 #[derive(Debug)]
 pub struct Daps {
     plan: PlanQueues,
-    /// The cycle's runs of slots, kept to reuse the allocation.
-    runs: Vec<(f64, PathId, u64)>,
+    /// The cycle's runs of slots as sort keys ([`run_key`]), kept to reuse the allocation.
+    runs: Vec<u128>,
+    /// Each subflow's window in segments: the slots of each of its runs in the cycle.
+    cwnd: [u64; MAX_PATHS],
+}
+
+/// A run's sort key: its arrival time, then its path (ties to the lower path number). Arrival
+/// times are never negative, so their bits order them as `f64::total_cmp` does; one integer
+/// comparison orders two runs (issue "Speed at scale": sorting the runs by comparing floats
+/// and paths was a tenth of an 8-path run).
+fn run_key(arrival: f64, p: PathId) -> u128 {
+    debug_assert!(arrival.is_sign_positive());
+    u128::from(arrival.to_bits()) << 8 | u128::from(p)
+}
+
+fn run_path(key: u128) -> PathId {
+    (key & 0xff) as PathId
 }
 
 impl Daps {
@@ -38,29 +53,39 @@ impl Daps {
         Daps {
             plan: PlanQueues::new(npaths),
             runs: Vec::new(),
+            cwnd: [0; MAX_PATHS],
         }
     }
 
-    /// The slots of one cycle as runs: (arrival time, path, slots), sorted by arrival time,
-    /// ties to the lower path number. Round `k` of subflow `i` is one run of `CWND_i` equal
-    /// slots, so sorting the runs and expanding them gives the order of sorting every slot
-    /// (slots of one run are interchangeable), at the cost of the rounds, not of the segments.
-    fn cycle(ctx: &SchedCtx<'_>, runs: &mut Vec<(f64, PathId, u64)>) {
+    /// The slots of one cycle as runs, sorted by arrival time, ties to the lower path number.
+    /// Round `k` of subflow `i` is one run of `CWND_i` equal slots, so sorting the runs and
+    /// expanding them gives the order of sorting every slot (slots of one run are
+    /// interchangeable), at the cost of the rounds, not of the segments. Keys are distinct, so
+    /// the sort's result does not depend on the order they are pushed in: round by round,
+    /// nearly sorted already.
+    fn cycle(ctx: &SchedCtx<'_>, runs: &mut Vec<u128>, cwnd: &mut [u64; MAX_PATHS]) {
         runs.clear();
         let n = ctx.npaths() as PathId;
         let rtt = |p: PathId| ctx.subflow(p).srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
         let longest = (0..n).map(rtt).fold(0.0, f64::max);
+        let mut r = [0.0; MAX_PATHS];
+        let mut rounds = [0u64; MAX_PATHS];
         for p in 0..n {
             let sf = ctx.subflow(p);
-            let cwnd = (sf.cwnd() / sf.mss().max(1) as u64).max(1);
-            let r = rtt(p);
-            let rounds = ((longest / r).floor() as u64).max(1);
-            for k in 0..rounds {
-                let arrival = k as f64 * r + r / 2.0;
-                runs.push((arrival, p, cwnd));
+            cwnd[p as usize] = (sf.cwnd() / sf.mss().max(1) as u64).max(1);
+            r[p as usize] = rtt(p);
+            rounds[p as usize] = ((longest / r[p as usize]).floor() as u64).max(1);
+        }
+        let most = rounds[..n as usize].iter().copied().max().unwrap_or(0);
+        for k in 0..most {
+            for p in 0..n {
+                let (r, rounds) = (r[p as usize], rounds[p as usize]);
+                if k < rounds {
+                    runs.push(run_key(k as f64 * r + r / 2.0, p));
+                }
             }
         }
-        runs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        insertion_sort(runs);
     }
 }
 
@@ -78,22 +103,24 @@ impl Scheduler for Daps {
         if !idle_with_space {
             return None;
         }
-        Self::cycle(ctx, &mut self.runs);
+        Self::cycle(ctx, &mut self.runs, &mut self.cwnd);
         // Each subflow's share of one cycle: a subflow already holding MAX_CYCLES_AHEAD of
         // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
         // so its plan cannot pile up, nor hold back the subflows that keep sending.
-        let mut share = [0u64; crate::packet::MAX_PATHS];
-        for &(_, p, count) in &self.runs {
-            share[p as usize] += count;
+        let mut share = [0u64; MAX_PATHS];
+        for &key in &self.runs {
+            let p = run_path(key);
+            share[p as usize] += self.cwnd[p as usize];
         }
         let full = |p: PathId, plan: &PlanQueues| {
             plan.len(p) as u64 >= MAX_CYCLES_AHEAD * share[p as usize]
         };
-        'plan: for &(_, p, count) in &self.runs {
+        'plan: for &key in &self.runs {
+            let p = run_path(key);
             if full(p, &self.plan) {
                 continue;
             }
-            for _ in 0..count {
+            for _ in 0..self.cwnd[p as usize] {
                 let Some(n) = self.plan.next_unplanned(ctx) else {
                     break 'plan;
                 };
