@@ -34,24 +34,60 @@ const HORIZON: usize = 4096;
 #[derive(Debug)]
 pub struct Otias {
     plan: PlanQueues,
+    /// Each subflow's last estimate and what it was computed from ([`Otias::arrival`]).
+    estimates: [Option<(Inputs, f64)>; MAX_PATHS],
+}
+
+/// What the arrival estimate of a subflow is computed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Inputs {
+    mss: u32,
+    cwnd: u64,
+    cwnd_free: u64,
+    queued: usize,
+    srtt: Option<Duration>,
 }
 
 impl Otias {
     pub fn new(npaths: usize) -> Self {
         Otias {
             plan: PlanQueues::new(npaths),
+            estimates: [None; MAX_PATHS],
         }
     }
 
-    /// The estimated arrival time of one more segment queued on `p`, seconds.
-    fn arrival(&self, ctx: &SchedCtx<'_>, p: PathId) -> f64 {
+    /// The estimated arrival time of one more segment queued on `p`, seconds; the last one
+    /// again if nothing it is computed from changed (issue "Speed at scale": every subflow
+    /// is estimated on each planning round, and most have not changed since the previous).
+    fn arrival(&mut self, ctx: &SchedCtx<'_>, p: PathId) -> f64 {
         let sf = ctx.subflow(p);
-        let mss = sf.mss().max(1) as f64;
-        let cwnd = (sf.cwnd() as f64 / mss).max(1.0);
-        let can_send = (sf.cwnd_free() as f64 / mss).floor();
-        let queued = self.plan.len(p) as f64 + 1.0;
+        let inputs = Inputs {
+            mss: sf.mss(),
+            cwnd: sf.cwnd(),
+            cwnd_free: sf.cwnd_free(),
+            queued: self.plan.len(p),
+            srtt: sf.srtt(),
+        };
+        match self.estimates[p as usize] {
+            Some((seen, t)) if seen == inputs => {
+                debug_assert_eq!(t.to_bits(), Self::estimate(inputs).to_bits());
+                t
+            }
+            _ => {
+                let t = Self::estimate(inputs);
+                self.estimates[p as usize] = Some((inputs, t));
+                t
+            }
+        }
+    }
+
+    fn estimate(i: Inputs) -> f64 {
+        let mss = i.mss.max(1) as f64;
+        let cwnd = (i.cwnd as f64 / mss).max(1.0);
+        let can_send = (i.cwnd_free as f64 / mss).floor();
+        let queued = i.queued as f64 + 1.0;
         let wait = ((queued - can_send) / cwnd).ceil().max(0.0);
-        let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
+        let rtt = i.srtt.unwrap_or(UNSAMPLED_RTT).as_secs_f64();
         wait * rtt + rtt / 2.0
     }
 }
