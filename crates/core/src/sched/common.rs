@@ -119,6 +119,11 @@ impl PlanQueues {
         self.queues.iter().map(|q| q.len()).sum()
     }
 
+    /// Takes the head of `p`'s queue off.
+    pub fn pop_front(&mut self, p: PathId) -> Option<SegNo> {
+        self.queues[p as usize].pop_front()
+    }
+
     pub fn push(&mut self, p: PathId, n: SegNo) {
         self.queues[p as usize].push_back(n);
         self.planned_upto = self.planned_upto.max(n + 1);

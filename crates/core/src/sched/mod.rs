@@ -191,6 +191,16 @@ impl<'a> SchedCtx<'a> {
             Subflows::Any(s) => s.view(p),
         }
     }
+    /// `read(subflow(p))`, with the simulator's subflows read directly rather than through
+    /// the view's dynamic calls (for schedulers that read several values of every subflow on
+    /// every decision).
+    #[inline]
+    pub fn read_subflow<R>(&self, p: PathId, read: impl Fn(&dyn SubflowView) -> R) -> R {
+        match self.subflows {
+            Subflows::Sim(s) => read(&s[p as usize]),
+            Subflows::Any(s) => read(s.view(p)),
+        }
+    }
     /// Every subflow, in path order.
     pub fn subflows(&self) -> impl Iterator<Item = &dyn SubflowView> + '_ {
         (0..self.npaths()).map(|p| self.subflow(p as PathId))
