@@ -69,13 +69,6 @@ struct Cycle {
 impl Cycle {
     fn new(ctx: &SchedCtx<'_>) -> Cycle {
         let n = ctx.npaths();
-        let rtt = |p: usize| {
-            ctx.subflow(p as PathId)
-                .srtt()
-                .unwrap_or(UNSAMPLED_RTT)
-                .as_secs_f64()
-        };
-        let longest = (0..n).map(rtt).fold(0.0, f64::max);
         let mut c = Cycle {
             n,
             rtt: [0.0; MAX_PATHS],
@@ -87,9 +80,13 @@ impl Cycle {
             sorted: Default::default(),
         };
         for p in 0..n {
-            let sf = ctx.subflow(p as PathId);
-            c.cwnd[p] = (sf.cwnd() / sf.mss().max(1) as u64).max(1);
-            c.rtt[p] = rtt(p);
+            (c.rtt[p], c.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
+                let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
+                (rtt, (sf.cwnd() / sf.mss().max(1) as u64).max(1))
+            });
+        }
+        let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
+        for p in 0..n {
             c.rounds[p] = ((longest / c.rtt[p]).floor() as u64).max(1);
             c.advance(p);
         }
