@@ -71,7 +71,8 @@ struct PathState {
     /// Smoothed inter-send gap, seconds.
     send_gap: Option<f64>,
     /// The subflow's minimum RTT as of its last ACK (it changes only with an RTT sample, so
-    /// only on an ACK).
+    /// only on an ACK; a driver that reports no ACK events, as the proxy, leaves it unknown,
+    /// and then only the gap bounds `quiet_until`).
     min_rtt: Option<Duration>,
     /// Until this instant (ns) the silence cannot exceed `GAP_FACTOR` inter-send gaps nor the
     /// minimum RTT, from `last_ack`, `busy_since`, `send_gap` and `min_rtt`
