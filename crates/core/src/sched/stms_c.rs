@@ -53,17 +53,17 @@ pub(crate) fn slide_together(
 
 /// Eq. 2 from the subflows' own estimates, in segments (0 without RTT samples on both).
 pub(crate) fn computed_gap(ctx: &SchedCtx<'_>, fast: PathId, slow: PathId) -> u64 {
-    let f = ctx.subflow(fast);
-    let (Some(rtt_f), Some(rtt_s)) = (f.srtt(), ctx.subflow(slow).srtt()) else {
+    let (srtt_f, cwnd_f, mss_f) = ctx.read_subflow(fast, |f| (f.srtt(), f.cwnd(), f.mss()));
+    let (Some(rtt_f), Some(rtt_s)) = (srtt_f, ctx.srtt_of(slow)) else {
         return 0;
     };
     let (rtt_f, rtt_s) = (rtt_f.as_secs_f64(), rtt_s.as_secs_f64());
     if rtt_f <= 0.0 {
         return 0;
     }
-    let b_f = f.cwnd() as f64 / rtt_f;
+    let b_f = cwnd_f as f64 / rtt_f;
     let gap = crate::model::stms::true_gap(b_f, rtt_f / 2.0, rtt_s / 2.0);
-    (gap / f.mss() as f64).round() as u64
+    (gap / mss_f as f64).round() as u64
 }
 
 #[derive(Debug, Default)]
