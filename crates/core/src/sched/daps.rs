@@ -16,7 +16,7 @@
 //! stalled subflow; one bound on the whole plan left every subflow idle behind one that had
 //! timed out).
 
-use crate::packet::PathId;
+use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::common::PlanQueues;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::time::Duration;
@@ -29,38 +29,114 @@ const MAX_CYCLES_AHEAD: u64 = 4;
 #[derive(Debug)]
 pub struct Daps {
     plan: PlanQueues,
-    /// The cycle's runs of slots, kept to reuse the allocation.
-    runs: Vec<(f64, PathId, u64)>,
+}
+
+/// A run's sort key: its arrival time, then its path (ties to the lower path number). Arrival
+/// times are never negative, so their bits order them as `f64::total_cmp` does; one integer
+/// comparison orders two runs.
+fn run_key(arrival: f64, p: PathId) -> u128 {
+    debug_assert!(arrival.is_sign_positive());
+    u128::from(arrival.to_bits()) << 8 | u128::from(p)
+}
+
+fn run_path(key: u128) -> PathId {
+    (key & 0xff) as PathId
+}
+
+/// The runs of slots of one cycle, handed out in order of arrival time, ties to the lower path
+/// number. Round `k` of subflow `i` is one run of `CWND_i` equal slots, so taking the runs in
+/// that order and expanding them gives the order of sorting every slot (slots of one run are
+/// interchangeable), at the cost of the rounds, not of the segments.
+///
+/// Each subflow's rounds arrive in order, so the next run is the earliest of the subflows'
+/// next rounds: a merge, taken only as far as the planning goes (issue "Speed at scale":
+/// planning usually stops after a run or two, when no more data is written, and sorting all
+/// of a cycle's runs was a tenth of an 8-path run).
+struct Cycle {
+    n: usize,
+    rtt: [f64; MAX_PATHS],
+    rounds: [u64; MAX_PATHS],
+    /// Each subflow's window in segments: the slots of each of its runs.
+    cwnd: [u64; MAX_PATHS],
+    /// Each subflow's next round, and its key (`u128::MAX` when it has none left).
+    round: [u64; MAX_PATHS],
+    head: [u128; MAX_PATHS],
+    /// Every run, sorted: what the merge must hand out.
+    #[cfg(debug_assertions)]
+    sorted: std::collections::VecDeque<u128>,
+}
+
+impl Cycle {
+    fn new(ctx: &SchedCtx<'_>) -> Cycle {
+        let n = ctx.npaths();
+        let mut c = Cycle {
+            n,
+            rtt: [0.0; MAX_PATHS],
+            rounds: [0; MAX_PATHS],
+            cwnd: [0; MAX_PATHS],
+            round: [0; MAX_PATHS],
+            head: [u128::MAX; MAX_PATHS],
+            #[cfg(debug_assertions)]
+            sorted: Default::default(),
+        };
+        for p in 0..n {
+            (c.rtt[p], c.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
+                let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
+                (rtt, (sf.cwnd() / sf.mss().max(1) as u64).max(1))
+            });
+        }
+        let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
+        for p in 0..n {
+            c.rounds[p] = ((longest / c.rtt[p]).floor() as u64).max(1);
+            c.advance(p);
+        }
+        #[cfg(debug_assertions)]
+        {
+            let mut all: Vec<u128> = (0..n)
+                .flat_map(|p| (0..c.rounds[p]).map(move |k| (p, k)))
+                .map(|(p, k)| run_key(k as f64 * c.rtt[p] + c.rtt[p] / 2.0, p as PathId))
+                .collect();
+            all.sort_unstable();
+            c.sorted = all.into();
+        }
+        c
+    }
+
+    /// Subflow `p`'s head becomes its next round, if any.
+    fn advance(&mut self, p: usize) {
+        let (k, r) = (self.round[p], self.rtt[p]);
+        self.head[p] = if k < self.rounds[p] {
+            run_key(k as f64 * r + r / 2.0, p as PathId)
+        } else {
+            u128::MAX
+        };
+        self.round[p] = k + 1;
+    }
+
+    /// Each subflow's slots over the whole cycle.
+    fn share(&self, p: PathId) -> u64 {
+        self.rounds[p as usize] * self.cwnd[p as usize]
+    }
+
+    /// The next run's subflow.
+    fn next_run(&mut self) -> Option<PathId> {
+        let key = self.head[..self.n].iter().copied().min()?;
+        if key == u128::MAX {
+            return None;
+        }
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(self.sorted.pop_front(), Some(key), "runs out of order");
+        let p = run_path(key);
+        self.advance(p as usize);
+        Some(p)
+    }
 }
 
 impl Daps {
     pub fn new(npaths: usize) -> Self {
         Daps {
             plan: PlanQueues::new(npaths),
-            runs: Vec::new(),
         }
-    }
-
-    /// The slots of one cycle as runs: (arrival time, path, slots), sorted by arrival time,
-    /// ties to the lower path number. Round `k` of subflow `i` is one run of `CWND_i` equal
-    /// slots, so sorting the runs and expanding them gives the order of sorting every slot
-    /// (slots of one run are interchangeable), at the cost of the rounds, not of the segments.
-    fn cycle(ctx: &SchedCtx<'_>, runs: &mut Vec<(f64, PathId, u64)>) {
-        runs.clear();
-        let n = ctx.npaths() as PathId;
-        let rtt = |p: PathId| ctx.subflow(p).srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
-        let longest = (0..n).map(rtt).fold(0.0, f64::max);
-        for p in 0..n {
-            let sf = ctx.subflow(p);
-            let cwnd = (sf.cwnd() / sf.mss().max(1) as u64).max(1);
-            let r = rtt(p);
-            let rounds = ((longest / r).floor() as u64).max(1);
-            for k in 0..rounds {
-                let arrival = k as f64 * r + r / 2.0;
-                runs.push((arrival, p, cwnd));
-            }
-        }
-        runs.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     }
 }
 
@@ -78,22 +154,15 @@ impl Scheduler for Daps {
         if !idle_with_space {
             return None;
         }
-        Self::cycle(ctx, &mut self.runs);
+        let mut cycle = Cycle::new(ctx);
         // Each subflow's share of one cycle: a subflow already holding MAX_CYCLES_AHEAD of
         // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
         // so its plan cannot pile up, nor hold back the subflows that keep sending.
-        let mut share = [0u64; crate::packet::MAX_PATHS];
-        for &(_, p, count) in &self.runs {
-            share[p as usize] += count;
-        }
-        let full = |p: PathId, plan: &PlanQueues| {
-            plan.len(p) as u64 >= MAX_CYCLES_AHEAD * share[p as usize]
-        };
-        'plan: for &(_, p, count) in &self.runs {
-            if full(p, &self.plan) {
+        'plan: while let Some(p) = cycle.next_run() {
+            if self.plan.len(p) as u64 >= MAX_CYCLES_AHEAD * cycle.share(p) {
                 continue;
             }
-            for _ in 0..count {
+            for _ in 0..cycle.cwnd[p as usize] {
                 let Some(n) = self.plan.next_unplanned(ctx) else {
                     break 'plan;
                 };

@@ -41,6 +41,7 @@
 
 use crate::meta::send::SegNo;
 use crate::packet::PathId;
+use crate::pathmask;
 use crate::sched::common::{fastest_where, Stuck};
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
 use crate::time::{Duration, Time};
@@ -60,7 +61,7 @@ pub enum Mark {
     Stale,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct PathState {
     mark: Mark,
     last_ack: Option<Time>,
@@ -69,6 +70,14 @@ struct PathState {
     busy_since: Option<Time>,
     /// Smoothed inter-send gap, seconds.
     send_gap: Option<f64>,
+    /// The subflow's minimum RTT as of its last ACK (it changes only with an RTT sample, so
+    /// only on an ACK; a driver that reports no ACK events, as the proxy, leaves it unknown,
+    /// and then only the gap bounds `quiet_until`).
+    min_rtt: Option<Duration>,
+    /// Until this instant (ns) the silence cannot exceed `GAP_FACTOR` inter-send gaps nor the
+    /// minimum RTT, from `last_ack`, `busy_since`, `send_gap` and `min_rtt`
+    /// ([`PathState::rearm`]); `u64::MAX` while the silence or the gap is unknown.
+    quiet_until: u64,
     /// Minimum RTT before the handover (the recovery baseline).
     baseline: Option<Duration>,
     /// What it held when it was disabled, not yet resent (Goal 1).
@@ -80,9 +89,69 @@ struct PathState {
     probes: u32,
 }
 
+impl Default for PathState {
+    fn default() -> Self {
+        PathState {
+            mark: Mark::Enabled,
+            last_ack: None,
+            last_send: None,
+            busy_since: None,
+            send_gap: None,
+            min_rtt: None,
+            quiet_until: u64::MAX,
+            baseline: None,
+            stuck: Stuck::default(),
+            probe_out: false,
+            probe_sent: None,
+            probes: 0,
+        }
+    }
+}
+
+impl PathState {
+    /// Where silence is counted from: the later of the last ACK and the start of the busy
+    /// period.
+    fn since(&self) -> Option<Time> {
+        match (self.last_ack, self.busy_since) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Silence (s) since [`PathState::since`], as the detection measures it.
+    fn silence(&self, now: Time) -> Option<f64> {
+        self.since()
+            .map(|since| now.0.saturating_sub(since.0) as f64 * 1e-9)
+    }
+
+    /// Sets `quiet_until` after `last_ack`, `busy_since`, `send_gap` or `min_rtt` changed:
+    /// the detection then skips the subflow with one integer comparison per decision (issue
+    /// "Speed at scale"; before, the silence was worked out in floating point for every
+    /// subflow on every decision). The gap's bound is below the exact one by a margin of 1e-9
+    /// of it, far more than the rounding of `ns as f64 * 1e-9` (a few 2^-53); the minimum
+    /// RTT's is exact, both sides being rounded by the same monotone conversion. While
+    /// `now ≤ quiet_until` the silence is at most `GAP_FACTOR · gap` or at most the minimum
+    /// RTT; past it the exact tests decide.
+    fn rearm(&mut self) {
+        self.quiet_until = match (self.since(), self.send_gap) {
+            (Some(since), Some(gap)) => {
+                let quiet_ns = (GAP_FACTOR * gap * 1e9 * (1.0 - 1e-9)).max(0.0) as u64;
+                let base_ns = self.min_rtt.map_or(0, |b| b.0);
+                since.0.saturating_add(quiet_ns.max(base_ns))
+            }
+            _ => u64::MAX,
+        };
+    }
+}
+
 #[derive(Debug)]
 pub struct LteHandover {
     paths: Vec<PathState>,
+    /// The subflows marked `Disabled` and those marked `Stale` (bit p: subflow p), kept with
+    /// the marks ([`LteHandover::set_mark`]): the passes over them visit only those (issue
+    /// "Speed at scale").
+    disabled: u64,
+    stale: u64,
     /// Times a subflow was disabled (for tests and traces).
     detections: u64,
 }
@@ -91,8 +160,40 @@ impl LteHandover {
     pub fn new(npaths: usize) -> Self {
         LteHandover {
             paths: vec![PathState::default(); npaths],
+            disabled: 0,
+            stale: 0,
             detections: 0,
         }
+    }
+
+    fn set_mark(&mut self, p: usize, mark: Mark) {
+        self.paths[p].mark = mark;
+        let bit = 1u64 << p;
+        self.disabled &= !bit;
+        self.stale &= !bit;
+        match mark {
+            Mark::Enabled => {}
+            Mark::Disabled => self.disabled |= bit,
+            Mark::Stale => self.stale |= bit,
+        }
+    }
+
+    /// The subflows marked `Enabled`.
+    fn enabled(&self) -> u64 {
+        let all = (!0u64)
+            .checked_shl(self.paths.len() as u32)
+            .map_or(!0, |m| !m);
+        let enabled = all & !(self.disabled | self.stale);
+        debug_assert!(
+            self.paths.iter().enumerate().all(|(p, st)| {
+                let bit = 1u64 << p;
+                (st.mark == Mark::Enabled) == (enabled & bit != 0)
+                    && (st.mark == Mark::Disabled) == (self.disabled & bit != 0)
+                    && (st.mark == Mark::Stale) == (self.stale & bit != 0)
+            }),
+            "marks and masks disagree"
+        );
+        enabled
     }
 
     pub fn mark(&self, p: PathId) -> Mark {
@@ -104,35 +205,54 @@ impl LteHandover {
     }
 
     fn detect(&mut self, ctx: &SchedCtx<'_>) {
-        for p in 0..ctx.npaths() {
+        // Each subflow is judged by its own state alone, so the disabled ones and the enabled
+        // ones (both as they were on entry) may be visited apart.
+        let enabled = self.enabled();
+        for p in pathmask::bits(self.disabled) {
+            if ctx.subflow(p as PathId).in_flight() == 0 {
+                // Everything it held is acknowledged or resent and no ACK will come: probe.
+                self.set_mark(p, Mark::Stale);
+            }
+        }
+        for p in pathmask::bits(enabled) {
             let sf = ctx.subflow(p as PathId);
             let st = &mut self.paths[p];
-            if st.mark == Mark::Disabled && sf.in_flight() == 0 {
-                // Everything it held is acknowledged or resent and no ACK will come: probe.
-                st.mark = Mark::Stale;
+            // The silence is judged from this scheduler's own records first: on most
+            // decisions it is short, and the subflow's state need not be read (issue "Speed
+            // at scale": this pass runs over every subflow on every decision).
+            if ctx.now.0 <= st.quiet_until {
+                debug_assert!(
+                    st.silence(ctx.now)
+                        .zip(st.send_gap)
+                        .is_none_or(|(silence, gap)| {
+                            silence <= GAP_FACTOR * gap
+                                || sf.min_rtt().is_none_or(|b| silence <= b.as_secs_f64())
+                        }),
+                    "quiet_until past the silence threshold"
+                );
+                continue;
+            }
+            let (Some(gap), Some(silence)) = (st.send_gap, st.silence(ctx.now)) else {
+                continue;
+            };
+            if silence <= GAP_FACTOR * gap {
+                continue;
+            }
+            // A whole base round trip without an ACK (tested before the congestion state,
+            // which costs more to read and rarely decides).
+            let Some(base) = sf.min_rtt() else {
+                continue;
+            };
+            if silence <= base.as_secs_f64() {
                 continue;
             }
             // In slow start ACKs come in trains a round trip apart: nothing to judge by yet.
-            if st.mark != Mark::Enabled || sf.in_flight() == 0 || sf.cwnd() < sf.ssthresh() {
-                continue;
-            }
-            let (Some(base), Some(gap)) = (sf.min_rtt(), st.send_gap) else {
-                continue;
-            };
-            let since = match (st.last_ack, st.busy_since) {
-                (Some(a), Some(b)) => a.max(b),
-                (a, b) => match a.or(b) {
-                    Some(t) => t,
-                    None => continue,
-                },
-            };
-            let silence = ctx.now.0.saturating_sub(since.0) as f64 * 1e-9;
-            if silence > GAP_FACTOR * gap && silence > base.as_secs_f64() {
-                st.mark = Mark::Disabled;
+            if sf.in_flight() != 0 && sf.cwnd() >= sf.ssthresh() {
                 st.baseline = Some(base);
                 st.stuck = Stuck::capture(ctx, p as PathId);
                 st.probes = 0;
                 st.probe_out = false;
+                self.set_mark(p, Mark::Disabled);
                 self.detections += 1;
             }
         }
@@ -147,6 +267,7 @@ impl LteHandover {
             st.send_gap = Some(st.send_gap.map_or(g, |s| (1.0 - GAIN) * s + GAIN * g));
         }
         st.last_send = Some(now);
+        st.rearm();
     }
 
     fn assign(&mut self, ctx: &SchedCtx<'_>, path: PathId, seg: SegNo) -> Assignment {
@@ -174,25 +295,23 @@ impl Scheduler for LteHandover {
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         self.detect(ctx);
-        let any_enabled = self.paths.iter().any(|s| s.mark == Mark::Enabled);
-        let usable =
-            |me: &Self, p: PathId| !any_enabled || me.paths[p as usize].mark == Mark::Enabled;
-        let best = fastest_where(ctx, |p| usable(self, p) && ctx.has_space(p));
+        let enabled = self.enabled();
+        let any_enabled = enabled != 0;
+        let usable = |p: PathId| !any_enabled || enabled >> p & 1 == 1;
+        let best = fastest_where(ctx, |p| usable(p) && ctx.has_space(p));
         // Goal 1: data stuck on a disabled subflow goes out again on the best enabled one.
         if let (Some(q), true) = (best, any_enabled) {
-            for p in 0..ctx.npaths() as PathId {
-                if self.paths[p as usize].mark == Mark::Enabled {
-                    continue;
-                }
-                if let Some(seg) = self.paths[p as usize].stuck.take(ctx, q) {
+            for p in pathmask::bits(!enabled & (self.disabled | self.stale)) {
+                if let Some(seg) = self.paths[p].stuck.take(ctx, q) {
                     return Some(self.assign(ctx, q, seg));
                 }
             }
         }
         // Goal 2: a stale subflow probes with a copy of data carried elsewhere.
-        for p in 0..ctx.npaths() as PathId {
+        for p in pathmask::bits(self.stale) {
+            let p = p as PathId;
             let st = &self.paths[p as usize];
-            if st.mark == Mark::Stale && !st.probe_out && ctx.has_space(p) {
+            if !st.probe_out && ctx.has_space(p) {
                 if let Some(seg) = Self::probe_segment(ctx, p) {
                     self.paths[p as usize].probe_out = true;
                     self.paths[p as usize].probe_sent = Some(ctx.now);
@@ -214,9 +333,11 @@ impl Scheduler for LteHandover {
         };
         let st = &mut self.paths[path as usize];
         st.last_ack = Some(ctx.now);
+        st.min_rtt = ctx.subflow(path).min_rtt();
+        st.rearm();
         match st.mark {
             Mark::Enabled => {}
-            Mark::Disabled => st.mark = Mark::Stale,
+            Mark::Disabled => self.set_mark(path as usize, Mark::Stale),
             Mark::Stale => {
                 let Some(sample) = rtt else {
                     return;
@@ -233,10 +354,11 @@ impl Scheduler for LteHandover {
                     .baseline
                     .is_none_or(|b| sample.as_secs_f64() <= RECOVERED_RTT * b.as_secs_f64());
                 if recovered || st.probes >= ACCEPT_AFTER {
-                    st.mark = Mark::Enabled;
                     st.stuck = Stuck::default();
                     st.send_gap = None;
                     st.busy_since = None;
+                    st.rearm();
+                    self.set_mark(path as usize, Mark::Enabled);
                 }
             }
         }

@@ -34,24 +34,72 @@ const HORIZON: usize = 4096;
 #[derive(Debug)]
 pub struct Otias {
     plan: PlanQueues,
+    /// Each subflow's last estimate and what it was computed from ([`Otias::arrival`]).
+    estimates: [Option<(Inputs, f64)>; MAX_PATHS],
+}
+
+/// What the arrival estimate of a subflow is computed from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Inputs {
+    mss: u32,
+    cwnd: u64,
+    cwnd_free: u64,
+    queued: usize,
+    srtt: Option<Duration>,
 }
 
 impl Otias {
     pub fn new(npaths: usize) -> Self {
         Otias {
             plan: PlanQueues::new(npaths),
+            estimates: [None; MAX_PATHS],
         }
     }
 
-    /// The estimated arrival time of one more segment queued on `p`, seconds.
-    fn arrival(&self, ctx: &SchedCtx<'_>, p: PathId) -> f64 {
+    /// The estimated arrival time of one more segment queued on `p`, seconds; the last one
+    /// again if nothing it is computed from changed (issue "Speed at scale": every subflow
+    /// is estimated on each planning round, and most have not changed since the previous).
+    fn arrival(&mut self, ctx: &SchedCtx<'_>, p: PathId) -> f64 {
+        let queued = self.plan.len(p);
+        let inputs = ctx.read_subflow(p, |sf| Inputs {
+            mss: sf.mss(),
+            cwnd: sf.cwnd(),
+            cwnd_free: sf.cwnd_free(),
+            queued,
+            srtt: sf.srtt(),
+        });
+        match self.estimates[p as usize] {
+            Some((seen, t)) if seen == inputs => {
+                debug_assert_eq!(t.to_bits(), Self::estimate(inputs).to_bits());
+                t
+            }
+            _ => {
+                let t = Self::estimate(inputs);
+                self.estimates[p as usize] = Some((inputs, t));
+                t
+            }
+        }
+    }
+
+    /// [`Otias::estimate`] of `p` as it stands, for debug checks.
+    fn estimate_now(plan: &PlanQueues, ctx: &SchedCtx<'_>, p: PathId) -> f64 {
         let sf = ctx.subflow(p);
-        let mss = sf.mss().max(1) as f64;
-        let cwnd = (sf.cwnd() as f64 / mss).max(1.0);
-        let can_send = (sf.cwnd_free() as f64 / mss).floor();
-        let queued = self.plan.len(p) as f64 + 1.0;
+        Self::estimate(Inputs {
+            mss: sf.mss(),
+            cwnd: sf.cwnd(),
+            cwnd_free: sf.cwnd_free(),
+            queued: plan.len(p),
+            srtt: sf.srtt(),
+        })
+    }
+
+    fn estimate(i: Inputs) -> f64 {
+        let mss = i.mss.max(1) as f64;
+        let cwnd = (i.cwnd as f64 / mss).max(1.0);
+        let can_send = (i.cwnd_free as f64 / mss).floor();
+        let queued = i.queued as f64 + 1.0;
         let wait = ((queued - can_send) / cwnd).ceil().max(0.0);
-        let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
+        let rtt = i.srtt.unwrap_or(UNSAMPLED_RTT).as_secs_f64();
         wait * rtt + rtt / 2.0
     }
 }
@@ -72,10 +120,23 @@ impl Scheduler for Otias {
             return None;
         }
         // Nothing below changes a subflow's state, so each subflow's estimate changes only
-        // when a segment is planned on it: computed once here, then for that subflow only.
-        let mut arrival = [0.0; MAX_PATHS];
+        // when a segment is planned on it: computed once, then for that subflow only. Until
+        // it is computed, a subflow holds a lower bound, RTT/2 (no wait), and is estimated only
+        // once that bound could win (issue "Speed at scale": most subflows never could).
+        // Estimates are never negative: their bits order them as `f64::total_cmp` does.
+        let bits = |t: f64| {
+            debug_assert!(t.is_sign_positive());
+            t.to_bits()
+        };
+        let mut arrival = [0u64; MAX_PATHS];
+        let mut exact = [false; MAX_PATHS];
         for (p, a) in arrival.iter_mut().enumerate().take(npaths) {
-            *a = self.arrival(ctx, p as PathId);
+            *a = bits(
+                ctx.srtt_of(p as PathId)
+                    .unwrap_or(UNSAMPLED_RTT)
+                    .as_secs_f64()
+                    / 2.0,
+            );
         }
         let mut total = self.plan.total();
         // Every queue head was checked just now and none could leave; a newly planned
@@ -87,18 +148,47 @@ impl Scheduler for Otias {
                 return None;
             }
             let n = self.plan.next_unplanned(ctx)?;
-            let best = (0..npaths)
-                .min_by(|&a, &b| arrival[a].total_cmp(&arrival[b]))
-                .map(|p| p as PathId)?;
+            // The first least estimate. A bound that leads is replaced by its estimate (never
+            // lower) until an estimate leads: every bound behind it, or level with it at a
+            // higher path number, stays behind it as an estimate too.
+            let best = loop {
+                let p = (0..npaths).min_by_key(|&p| arrival[p])?;
+                if exact[p] {
+                    break p as PathId;
+                }
+                let a = bits(self.arrival(ctx, p as PathId));
+                debug_assert!(a >= arrival[p]);
+                (arrival[p], exact[p]) = (a, true);
+            };
+            debug_assert_eq!(
+                Some(best as usize),
+                (0..npaths)
+                    .map(|p| Self::estimate_now(&self.plan, ctx, p as PathId))
+                    .enumerate()
+                    .min_by(|a, b| a.1.total_cmp(&b.1))
+                    .map(|(p, _)| p)
+            );
             self.plan.push(best, n);
             total += 1;
             if self.plan.len(best) == 1 && ctx.has_space(best) {
-                return self
-                    .plan
-                    .pop_sendable(ctx)
-                    .map(|(path, seg)| Assignment { path, seg });
+                // What `pop_sendable` finds, without asking every queue again (issue "Speed
+                // at scale").
+                #[cfg(debug_assertions)]
+                let expected = {
+                    let mut plan = self.plan.clone();
+                    let got = plan.pop_sendable(ctx);
+                    (got, plan)
+                };
+                let sendable = ctx.may_send(n).then(|| {
+                    self.plan.pop_front(best);
+                    (best, n)
+                });
+                #[cfg(debug_assertions)]
+                debug_assert_eq!((sendable, &self.plan), (expected.0, &expected.1));
+                return sendable.map(|(path, seg)| Assignment { path, seg });
             }
-            arrival[best as usize] = self.arrival(ctx, best);
+            arrival[best as usize] = bits(self.arrival(ctx, best));
+            exact[best as usize] = true;
         }
     }
 }

@@ -32,7 +32,6 @@ use std::collections::VecDeque;
 
 use crate::meta::send::SegNo;
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::common::fastest;
 use crate::sched::stms_c::slide_together;
 use crate::sched::{Assignment, SchedCtx, SchedEvent, Scheduler};
 use crate::time::{Duration, Time};
@@ -76,7 +75,7 @@ impl StmsA {
     fn adjust_interval(ctx: &SchedCtx<'_>) -> Option<Duration> {
         // The fastest subflow ranks first only when it has a sample, so RTT_f is the smallest
         // sample; no sort needed (this runs on every decision and data-ACK).
-        let samples = ctx.subflows().filter_map(|sf| sf.srtt());
+        let samples = (0..ctx.npaths() as PathId).filter_map(|p| ctx.srtt_of(p));
         let (rtt_f, rtt_s) = samples.fold(None, |acc: Option<(Duration, Duration)>, r| {
             Some(acc.map_or((r, r), |(lo, hi)| (lo.min(r), hi.max(r))))
         })?;
@@ -168,8 +167,8 @@ impl Scheduler for StmsA {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         self.maybe_adjust(ctx);
         let gaps = self.gap;
-        let a = slide_together(ctx, &mut |_, _, slow| gaps[slow as usize].round() as u64)?;
-        self.fast = fastest(ctx)?;
+        let (a, fast) = slide_together(ctx, &mut |_, _, slow| gaps[slow as usize].round() as u64)?;
+        self.fast = fast;
         if let Some(rec) = ctx.meta().seg(a.seg) {
             let s = Sent {
                 seg: a.seg,

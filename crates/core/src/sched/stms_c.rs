@@ -16,6 +16,7 @@
 
 use crate::meta::send::SegNo;
 use crate::packet::PathId;
+use crate::sched::common::{fastest, fastest_where};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 
 /// The `k`-th (0-based) unsent segment at or after `from`, if written. The send buffer keeps
@@ -26,45 +27,43 @@ pub(crate) fn nth_unsent(ctx: &SchedCtx<'_>, from: SegNo, k: u64) -> Option<SegN
 }
 
 /// Algorithm 1 with `gap(ctx, fast, slow)` segments for each slow subflow. Returns the
-/// assignment and whether it went to a slow subflow.
+/// assignment and the fast subflow ([`fastest`]).
 pub(crate) fn slide_together(
     ctx: &mut SchedCtx<'_>,
     gap: &mut dyn FnMut(&SchedCtx<'_>, PathId, PathId) -> u64,
-) -> Option<Assignment> {
-    let order = ctx.by_srtt();
-    let fast = *order.first()?;
+) -> Option<(Assignment, PathId)> {
+    // The first and the first slow subflow with space in `SchedCtx::by_srtt` order, each found
+    // in one pass without sorting (issue "Speed at scale": this runs on every decision).
+    let fast = fastest(ctx)?;
     let head = ctx.meta_mut().next_unsent()?;
     if ctx.has_space(fast) {
-        return ctx.may_send(head).then_some(Assignment {
+        let a = Assignment {
             path: fast,
             seg: head,
-        });
+        };
+        return ctx.may_send(head).then_some((a, fast));
     }
-    for &slow in &order[1..] {
-        if !ctx.has_space(slow) {
-            continue;
-        }
-        let g = gap(ctx, fast, slow);
-        // Not written yet, or past the receive window: skip this round (§4).
-        let seg = nth_unsent(ctx, head, g)?;
-        return ctx.may_send(seg).then_some(Assignment { path: slow, seg });
-    }
-    None
+    let slow = fastest_where(ctx, |p| p != fast && ctx.has_space(p))?;
+    let g = gap(ctx, fast, slow);
+    // Not written yet, or past the receive window: skip this round (§4).
+    let seg = nth_unsent(ctx, head, g)?;
+    ctx.may_send(seg)
+        .then_some((Assignment { path: slow, seg }, fast))
 }
 
 /// Eq. 2 from the subflows' own estimates, in segments (0 without RTT samples on both).
 pub(crate) fn computed_gap(ctx: &SchedCtx<'_>, fast: PathId, slow: PathId) -> u64 {
-    let f = ctx.subflow(fast);
-    let (Some(rtt_f), Some(rtt_s)) = (f.srtt(), ctx.subflow(slow).srtt()) else {
+    let (srtt_f, cwnd_f, mss_f) = ctx.read_subflow(fast, |f| (f.srtt(), f.cwnd(), f.mss()));
+    let (Some(rtt_f), Some(rtt_s)) = (srtt_f, ctx.srtt_of(slow)) else {
         return 0;
     };
     let (rtt_f, rtt_s) = (rtt_f.as_secs_f64(), rtt_s.as_secs_f64());
     if rtt_f <= 0.0 {
         return 0;
     }
-    let b_f = f.cwnd() as f64 / rtt_f;
+    let b_f = cwnd_f as f64 / rtt_f;
     let gap = crate::model::stms::true_gap(b_f, rtt_f / 2.0, rtt_s / 2.0);
-    (gap / f.mss() as f64).round() as u64
+    (gap / mss_f as f64).round() as u64
 }
 
 #[derive(Debug, Default)]
@@ -90,6 +89,7 @@ impl Scheduler for StmsC {
             *last = computed_gap(ctx, fast, slow);
             *last
         })
+        .map(|(a, _)| a)
     }
 
     fn gap_segments(&self) -> Option<f64> {

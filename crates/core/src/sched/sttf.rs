@@ -123,42 +123,127 @@ impl Scheduler for Sttf {
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
-        let n = ctx.npaths();
-        let mut slots = [None; MAX_PATHS];
-        for (p, s) in slots.iter_mut().enumerate().take(n) {
-            *s = Some(Slots::of(ctx, p as PathId));
-        }
-        // For each subflow with window space: the plan index of its first segment.
-        let mut best: Option<(u64, PathId)> = None;
-        for s in 0..n {
-            if !ctx.has_space(s as PathId) {
-                continue;
-            }
-            let me = slots[s].expect("set above");
-            let t = me.transfer_time(1);
-            // The sum only grows: once it reaches the best index so far, this subflow cannot
-            // take the lead (a tie keeps the earlier one), so the other counts are not needed.
-            let bound = best.map_or(u64::MAX, |(i, _)| i);
-            let mut index = 0u64;
-            for r in (0..n).filter(|&r| r != s) {
-                let other = slots[r].expect("set above");
-                // Argmin ties go to the lower path number.
-                index += other.count_before(t, r < s, HORIZON as u64);
-                if index >= bound {
-                    break;
-                }
-            }
-            if index < bound {
-                best = Some((index, s as PathId));
-            }
-        }
-        let (index, path) = best?;
+        let planned = plan(ctx);
+        debug_assert_eq!(
+            planned,
+            plan_every_candidate(ctx),
+            "STTF's shortcut disagrees with the full plan"
+        );
+        let (index, path) = planned?;
         // The `index`-th unsent segment in DSN order, if the peer's window admits it (and so
         // every segment before it: the window's edge is a DSN).
         let first = ctx.meta_mut().next_unsent()?;
         let seg = ctx.meta().nth_unsent(first, index)?;
         ctx.may_send(seg).then_some(Assignment { path, seg })
     }
+}
+
+/// The RTT the slot model uses for `p` (as [`Slots::of`] takes it).
+fn rtt_of(ctx: &SchedCtx<'_>, p: PathId) -> Duration {
+    ctx.srtt_of(p).unwrap_or(UNSAMPLED_RTT)
+}
+
+/// RTTs below this (about 13 days) keep their order and ties as seconds in an `f64`
+/// (`ns as f64 * 1e-9` moves a value by at most 2^-52 of itself, less than 1 ns apart), so
+/// the transfer times `RTT/2` may be compared as integer nanoseconds.
+const EXACT_ORDER: u64 = 1 << 50;
+
+/// The decision: the subflow with window space whose first segment comes earliest in the plan,
+/// and that segment's plan index (the number of other subflows' slots that finish sooner).
+///
+/// The winner is the subflow with space of the lowest first transfer time RTT/2 (ties: the
+/// lower path number), so only its index is counted (issue "Speed at scale": counting every
+/// candidate's index cost O(N²) slot walks per decision). Why: let `s` be that subflow and
+/// `c` another with space, `t_s ≤ t_c`. Each subflow other than both counts at least as many
+/// slots before `t_c` as before `t_s`; `c` has no slot before `t_s` (its first one is at
+/// `t_c`, and on a tie `c`'s path number is higher, so ties do not count for it); `s` has at
+/// least its free window's slots before `t_c` (at `t_c` on a tie, which counts, as `s`'s
+/// number is lower). So `c`'s index exceeds `s`'s by at least `s`'s free window. That needs
+/// a free window of one segment or more, which window space means for the simulator's
+/// subflows; a view where it does not hold gets every candidate's index counted.
+fn plan(ctx: &SchedCtx<'_>) -> Option<(u64, PathId)> {
+    let n = ctx.npaths();
+    let mut rtt = [Duration::ZERO; MAX_PATHS];
+    let mut first: Option<(Duration, PathId)> = None;
+    for (p, r) in rtt.iter_mut().enumerate().take(n) {
+        *r = rtt_of(ctx, p as PathId);
+        if r.0 >= EXACT_ORDER {
+            return plan_every_candidate(ctx);
+        }
+        // The cheap comparison first: window space is asked only of a subflow that would lead.
+        if first.is_none_or(|(b, _)| *r < b) && ctx.has_space(p as PathId) {
+            first = Some((*r, p as PathId));
+        }
+    }
+    let (rtt_s, s) = first?;
+    let t = rtt_s.as_secs_f64() / 2.0;
+    let sf = ctx.subflow(s);
+    if sf.cwnd_free() / sf.mss().max(1) as u64 == 0 {
+        return plan_every_candidate(ctx);
+    }
+    debug_assert_eq!(Slots::of(ctx, s).transfer_time(1), t);
+    let mut index = 0u64;
+    for (r, &rtt_r) in rtt.iter().enumerate().take(n) {
+        // A subflow whose first slot is not before `t` (`s` itself among them) has none
+        // before it. Ties count for lower path numbers.
+        let ties = r < s as usize;
+        if rtt_r < rtt_s || (ties && rtt_r == rtt_s) {
+            index += count_before(ctx, r as PathId, t, ties);
+        }
+    }
+    Some((index, s))
+}
+
+/// [`Slots::count_before`] of `p` (capped at `HORIZON`), with the window's growth read only
+/// when a slot of a later round is before `t`: most subflows counted have only their free
+/// window's slots before it.
+fn count_before(ctx: &SchedCtx<'_>, p: PathId, t: f64, ties: bool) -> u64 {
+    let sf = ctx.subflow(p);
+    let rtt = rtt_of(ctx, p).as_secs_f64();
+    let before = |x: f64| x < t || (ties && x == t);
+    debug_assert!(before(rtt / 2.0));
+    let free = sf.cwnd_free() / sf.mss().max(1) as u64;
+    // The first round's slots, as `Slots::count_before` computes their time (round 1).
+    if free < HORIZON as u64 && before(rtt * 1.0 + rtt / 2.0) {
+        Slots::of(ctx, p).count_before(t, ties, HORIZON as u64)
+    } else {
+        free.min(HORIZON as u64)
+    }
+}
+
+/// Algorithm 3 as written: every candidate's plan index, the least wins (ties: the lower path
+/// number). The reference [`plan`] is checked against, and its fallback.
+fn plan_every_candidate(ctx: &SchedCtx<'_>) -> Option<(u64, PathId)> {
+    let n = ctx.npaths();
+    let mut slots = [None; MAX_PATHS];
+    for (p, s) in slots.iter_mut().enumerate().take(n) {
+        *s = Some(Slots::of(ctx, p as PathId));
+    }
+    // For each subflow with window space: the plan index of its first segment.
+    let mut best: Option<(u64, PathId)> = None;
+    for s in 0..n {
+        if !ctx.has_space(s as PathId) {
+            continue;
+        }
+        let me = slots[s].expect("set above");
+        let t = me.transfer_time(1);
+        // The sum only grows: once it reaches the best index so far, this subflow cannot
+        // take the lead (a tie keeps the earlier one), so the other counts are not needed.
+        let bound = best.map_or(u64::MAX, |(i, _)| i);
+        let mut index = 0u64;
+        for r in (0..n).filter(|&r| r != s) {
+            let other = slots[r].expect("set above");
+            // Argmin ties go to the lower path number.
+            index += other.count_before(t, r < s, HORIZON as u64);
+            if index >= bound {
+                break;
+            }
+        }
+        if index < bound {
+            best = Some((index, s as PathId));
+        }
+    }
+    best
 }
 
 #[cfg(test)]
