@@ -69,7 +69,7 @@ use laggards::Laggards;
 use crate::estimate::{Estimator, OwdAbove, OWD_BINS};
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer, TxEvent};
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::dems::{chunk_at, NetView, Params, Reinjection, SendLog};
+use crate::sched::dems::{chunk_at, NetView, Params, Reinjection, SendLog, ViewCache};
 #[cfg(doc)]
 use crate::sched::dems::{copy_owd, reinjection_pays_off};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
@@ -95,6 +95,8 @@ pub struct DemsN {
     params: Params,
     plans: Vec<Plan>,
     log: SendLog,
+    /// Taken out during a decision, which reads it while `self` changes.
+    views: Option<Box<ViewCache>>,
     memo: OwdMemo,
     /// The copies of closed, fully transmitted chunks, indexed for reinjection: dems-f's.
     copies: Vec<Copies>,
@@ -206,6 +208,7 @@ impl DemsN {
             params,
             plans: Vec::new(),
             log: SendLog::default(),
+            views: Some(Box::default()),
             memo: OwdMemo::new(),
             copies: Vec::new(),
             laggards: Vec::new(),
@@ -888,7 +891,13 @@ impl DemsN {
             self.laggards.retain(|k| k.chunk >= front);
         }
         self.log.prune(ctx.meta().base_seg());
-        let view = NetView::new(ctx, &self.params);
+        let mut views = self.views.take().expect("put back after every decision");
+        let a = self.decide_with(ctx, views.view(ctx, &self.params));
+        self.views = Some(views);
+        a
+    }
+
+    fn decide_with(&mut self, ctx: &mut SchedCtx<'_>, view: NetView<'_>) -> Option<Assignment> {
         for k in 0..view.order().len() {
             let p = view.order()[k];
             if !ctx.has_space(p) {
