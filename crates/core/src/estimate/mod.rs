@@ -131,18 +131,37 @@ impl PathEstimate {
 }
 
 /// A fixed window of samples with running sums for O(1) mean and variance.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Window {
-    buf: Vec<f64>,
+    /// The samples, `len` of them (in an array: one window per pair of paths takes a sample
+    /// on every OWD sample of either path).
+    buf: [f64; DELTA_WINDOW],
+    len: usize,
     next: usize,
     sum: f64,
     sum_sq: f64,
+    /// Samples taken so far: the window's version ([`Estimator::delta_owd_version`]).
+    pushes: u64,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window {
+            buf: [0.0; DELTA_WINDOW],
+            len: 0,
+            next: 0,
+            sum: 0.0,
+            sum_sq: 0.0,
+            pushes: 0,
+        }
+    }
 }
 
 impl Window {
     fn push(&mut self, x: f64) {
-        if self.buf.len() < DELTA_WINDOW {
-            self.buf.push(x);
+        if self.len < DELTA_WINDOW {
+            self.buf[self.len] = x;
+            self.len += 1;
         } else {
             let old = std::mem::replace(&mut self.buf[self.next], x);
             self.sum -= old;
@@ -151,9 +170,10 @@ impl Window {
         }
         self.sum += x;
         self.sum_sq += x * x;
+        self.pushes += 1;
     }
     fn stddev(&self) -> Option<f64> {
-        let n = self.buf.len();
+        let n = self.len;
         if n < 2 {
             return None;
         }
@@ -171,6 +191,8 @@ pub struct Estimator {
     /// Whether OWD samples feed the ΔOWD windows (only DEMS reads them: the pairs cost O(N)
     /// per sample, a few percent of an 8-path run for every other scheduler).
     track_delta: bool,
+    /// Bumped whenever a ΔOWD window changes.
+    delta_version: u64,
     k: f64,
 }
 
@@ -185,6 +207,7 @@ impl Estimator {
             paths: (0..npaths).map(|_| PathEstimate::new()).collect(),
             delta: vec![Window::default(); MAX_PATHS * MAX_PATHS],
             track_delta: true,
+            delta_version: 0,
             k: 1.0,
         }
     }
@@ -221,6 +244,7 @@ impl Estimator {
         if !self.track_delta {
             return;
         }
+        self.delta_version += 1;
         for q in 0..self.paths.len() {
             if q == p {
                 continue;
@@ -410,6 +434,18 @@ impl Estimator {
     }
     pub fn owd_latest(&self, p: usize) -> Option<i64> {
         self.paths[p].latest
+    }
+
+    /// Changes whenever [`Estimator::delta_owd_stddev`] may answer differently for a pair.
+    pub fn delta_version(&self) -> u64 {
+        self.delta_version
+    }
+
+    /// Changes whenever [`Estimator::delta_owd_stddev`] of `p` and `q` may (`p != q`).
+    #[inline]
+    pub fn delta_owd_version(&self, p: usize, q: usize) -> u64 {
+        let (a, b) = if p < q { (p, q) } else { (q, p) };
+        self.delta[pair_index(a, b)].pushes
     }
 
     /// StdDev of ΔOWD between paths `p` and `q`, ns.

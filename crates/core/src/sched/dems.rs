@@ -100,7 +100,7 @@
 use std::collections::VecDeque;
 
 mod view;
-pub(crate) use view::{NetView, ViewCache};
+pub(crate) use view::{DeltaCache, NetView, ViewCache};
 
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer};
 use crate::packet::{PathId, MAX_PATHS};
@@ -167,6 +167,12 @@ impl Params {
             }
         }
         Some(p)
+    }
+
+    /// Whether the variant reads δ = k · StdDev(ΔOWD) from the estimator: `dems-f`, unless
+    /// δ is fixed (`delta=`).
+    pub(crate) fn reads_delta(&self) -> bool {
+        self.reinjection == Reinjection::Adaptive && self.fixed_delta_ns.is_none()
     }
 
     pub(crate) fn name(&self) -> &'static str {
@@ -497,10 +503,11 @@ impl Dems {
 }
 
 impl Scheduler for Dems {
-    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows; every
-    /// variant builds the same view, so all keep them.
+    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows, which
+    /// cost O(N) per OWD sample; `dems-b` and `dems-s` never read δ (Eq. 9 with δ = 0, no
+    /// Eq. 11/12), so the estimator keeps them for `dems-f` only ([`NetView::delta`] checks).
     fn reads_delta_owd(&self) -> bool {
-        true
+        self.params.reads_delta()
     }
     fn name(&self) -> &'static str {
         self.params.name()

@@ -64,7 +64,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 mod laggards;
+mod thresholds;
 use laggards::Laggards;
+use thresholds::Thresholds;
 
 use crate::estimate::{Estimator, OwdAbove, OWD_BINS};
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer, TxEvent};
@@ -97,6 +99,7 @@ pub struct DemsN {
     log: SendLog,
     /// Taken out during a decision, which reads it while `self` changes.
     views: Option<Box<ViewCache>>,
+    thresholds: Thresholds,
     memo: OwdMemo,
     /// The copies of closed, fully transmitted chunks, indexed for reinjection: dems-f's.
     copies: Vec<Copies>,
@@ -209,6 +212,7 @@ impl DemsN {
             plans: Vec::new(),
             log: SendLog::default(),
             views: Some(Box::default()),
+            thresholds: Thresholds::default(),
             memo: OwdMemo::new(),
             copies: Vec::new(),
             laggards: Vec::new(),
@@ -236,27 +240,10 @@ impl DemsN {
         self.plans.len() - 1
     }
 
-    /// thres_j of the generalized Eq. 9, bytes (0 for the smallest OWD).
-    fn threshold(&self, view: &NetView, j: PathId) -> f64 {
-        let mut thres = 0.0;
-        for &k in view.order() {
-            if k == j {
-                break;
-            }
-            let (Some(d), Some(bw)) = (view.delta_owd(k, j), view.bw(k)) else {
-                continue; // no estimate: k cannot be counted on to take bytes from j
-            };
-            let slack = match self.params.reinjection {
-                Reinjection::Adaptive => view.delta(k, j),
-                Reinjection::None | Reinjection::Simple => 0.0,
-            };
-            thres += bw * (d - slack).max(0.0);
-        }
-        thres
-    }
-
-    fn may_send_new(&self, view: &NetView, j: PathId, unsent: u64) -> bool {
-        unsent as f64 >= self.threshold(view, j)
+    /// Generalized Eq. 9: may subflow `j` send new data with `unsent` bytes untransmitted?
+    fn may_send_new(&mut self, view: &NetView, j: PathId, unsent: u64) -> bool {
+        let adaptive = self.params.reinjection == Reinjection::Adaptive;
+        self.thresholds.may_send_new(view, adaptive, j, unsent)
     }
 
     /// Mean of the known bandwidth estimates (1 when none is known: equal shares).
@@ -859,10 +846,11 @@ impl Copies {
 }
 
 impl Scheduler for DemsN {
-    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows; every
-    /// variant builds the same view, so all keep them.
+    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows, which
+    /// cost O(N) per OWD sample; `dems-b` and `dems-s` never read δ (Eq. 9 with δ = 0, no
+    /// Eq. 11/12), so the estimator keeps them for `dems-f` only ([`NetView::delta`] checks).
     fn reads_delta_owd(&self) -> bool {
-        true
+        self.params.reads_delta()
     }
     fn name(&self) -> &'static str {
         self.params.name()

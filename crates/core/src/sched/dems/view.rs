@@ -89,15 +89,28 @@ impl Estimates {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct NetView<'e> {
     e: &'e Estimates,
+    /// Changes whenever the estimates do (not δ, which the estimator keeps).
+    generation: u64,
     /// Where δ between two subflows comes from: read per pair when asked ([`NetView::delta`]),
     /// since a decision needs a few of the N² pairs (filling the matrix was a fifth of an
     /// 8-path decision: issue "Speed at scale").
     est: &'e Estimator,
     k: f64,
     fixed_delta_ns: Option<f64>,
+    /// The variant reads δ, so the estimator keeps the ΔOWD windows ([`Params::reads_delta`]).
+    reads_delta: bool,
 }
 
 impl NetView<'_> {
+    /// The same number in two views of one [`ViewCache`]: the same order, OWD and BW
+    /// (what a value worked out from them may be kept by).
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+    /// Changes whenever δ may ([`Estimator::delta_version`]).
+    pub(crate) fn delta_version(&self) -> u64 {
+        self.est.delta_version()
+    }
     pub(crate) fn order(&self) -> &[PathId] {
         &self.e.order[..self.e.n]
     }
@@ -122,10 +135,29 @@ impl NetView<'_> {
         } else if let Some(fixed) = self.fixed_delta_ns {
             fixed
         } else {
+            debug_assert!(
+                self.reads_delta,
+                "δ of a variant the ΔOWD windows are not kept for"
+            );
             self.est
                 .delta_owd_stddev(p, q)
                 .map_or(f64::INFINITY, |s| self.k * s)
         }
+    }
+    /// [`NetView::delta`], kept in `kept` per pair while the pair's ΔOWD window has no new
+    /// sample ([`Estimator::delta_owd_version`]).
+    pub(crate) fn delta_kept(&self, kept: &mut DeltaCache, p: PathId, q: PathId) -> f64 {
+        let (a, b) = (p.min(q) as usize, p.max(q) as usize);
+        if a == b || b >= self.e.n || self.fixed_delta_ns.is_some() {
+            return self.delta(p, q);
+        }
+        let version = self.est.delta_owd_version(a, b);
+        let slot = &mut kept.slots[a * MAX_PATHS + b];
+        if slot.0 != version {
+            *slot = (version, self.delta(p, q));
+        }
+        debug_assert_eq!(slot.1.to_bits(), self.delta(p, q).to_bits(), "a stale δ");
+        slot.1
     }
     /// Bandwidth estimate, bytes per ns (line 15).
     pub(crate) fn bw(&self, p: PathId) -> Option<f64> {
@@ -134,6 +166,23 @@ impl NetView<'_> {
     /// `owd` comes from the estimator (its bins may be consulted), not the srtt fallback.
     pub(crate) fn measured(&self) -> bool {
         self.e.measured
+    }
+}
+
+/// δ per pair of subflows as of the pair's ΔOWD window ([`NetView::delta_kept`]): a
+/// standard deviation each, asked for several pairs on every `dems-f` decision, while a
+/// window takes a sample only with an OWD sample of either path.
+#[derive(Debug)]
+pub(crate) struct DeltaCache {
+    /// (window version, δ) by `a * MAX_PATHS + b`, a < b.
+    slots: [(u64, f64); MAX_PATHS * MAX_PATHS],
+}
+
+impl Default for DeltaCache {
+    fn default() -> Self {
+        DeltaCache {
+            slots: [(u64::MAX, 0.0); MAX_PATHS * MAX_PATHS],
+        }
     }
 }
 
@@ -200,8 +249,11 @@ pub(crate) struct ViewCache {
     /// Subflows without an OWD estimate, and without a BW EWMA (whose BW follows cwnd/srtt).
     no_owd: u32,
     no_bw: u32,
-    /// `e.order` is sorted by the OWD in `owd`.
+    /// `e.order` is sorted by the OWD in `owd`, and `keys` are its [`sort_key`]s in order.
     sorted: bool,
+    keys: [u128; MAX_PATHS],
+    /// Changes whenever `e` does.
+    generation: u64,
 }
 
 /// The estimator's answer for one subflow, as of its [`Estimator::owd_version`].
@@ -235,6 +287,8 @@ impl Default for ViewCache {
             no_owd: 0,
             no_bw: 0,
             sorted: false,
+            keys: [0; MAX_PATHS],
+            generation: 0,
         }
     }
 }
@@ -252,7 +306,9 @@ impl ViewCache {
             *self = ViewCache::default();
             self.e.n = n;
         }
-        let mut moved = false;
+        // Subflows whose OWD moved; whether a BW did.
+        let mut moved = 0u32;
+        let mut bw_moved = false;
         for p in 0..n {
             let bif = ctx.subflow(p as PathId).in_flight();
             let version = est.owd_version(p);
@@ -264,6 +320,7 @@ impl ViewCache {
                 c.version = version;
                 c.piece = None;
                 let bw = est.bandwidth_bps(p).map(|b| b / 8e9);
+                bw_moved |= self.bw[p].map(f64::to_bits) != bw.map(f64::to_bits);
                 self.bw[p] = bw;
                 self.e.bw[p] = bw;
                 self.no_bw = self.no_bw & !(1 << p) | u32::from(bw.is_none()) << p;
@@ -278,7 +335,9 @@ impl ViewCache {
                 _ => (bif, 1),
             };
             self.no_owd = self.no_owd & !(1 << p) | u32::from(owd.is_none()) << p;
-            moved |= self.owd[p].map(f64::to_bits) != owd.map(f64::to_bits);
+            if self.owd[p].map(f64::to_bits) != owd.map(f64::to_bits) {
+                moved |= 1 << p;
+            }
             self.owd[p] = owd;
             self.e.owd[p] = owd;
         }
@@ -288,21 +347,27 @@ impl ViewCache {
             let p = m.trailing_zeros() as usize;
             m &= m - 1;
             self.e.bw[p] = sustained_rate(ctx, p as PathId, None);
+            bw_moved = true;
         }
         if self.no_owd != 0 {
             // The first round trip: no common basis yet.
             self.sorted = false;
             self.e.srtt_fallback(ctx);
-        } else if moved || !self.sorted {
+            self.generation += 1;
+        } else if moved != 0 || !self.sorted {
             if !self.sorted {
                 self.e.measured = true;
-                for (p, o) in self.e.order.iter_mut().enumerate().take(n) {
-                    *o = p as PathId;
-                }
                 self.e.owd = self.owd;
+                for (p, k) in self.keys.iter_mut().enumerate().take(n) {
+                    *k = p as u128;
+                }
+                moved = u32::MAX;
                 self.sorted = true;
             }
-            sort_by_owd(&mut self.e.order[..n], &self.e.owd);
+            self.sort(n, moved);
+            self.generation += 1;
+        } else if bw_moved {
+            self.generation += 1;
         }
         debug_assert!(
             self.e.same(&Estimates::new(ctx)),
@@ -311,9 +376,35 @@ impl ViewCache {
         );
         NetView {
             e: &self.e,
+            generation: self.generation,
             est,
             k: params.k,
             fixed_delta_ns: params.fixed_delta_ns,
+            reads_delta: params.reads_delta(),
+        }
+    }
+
+    /// Sort again after the OWD of the subflows in `moved` changed: their keys anew, then
+    /// insertion sort from the last order (nearly sorted: one or two subflows moved).
+    fn sort(&mut self, n: usize, moved: u32) {
+        let keys = &mut self.keys[..n];
+        for k in keys.iter_mut() {
+            let p = (*k & 0xff) as PathId;
+            if moved & 1 << p != 0 {
+                *k = sort_key(self.owd[p as usize].expect("every subflow measured"), p);
+            }
+        }
+        for i in 1..n {
+            let k = keys[i];
+            let mut j = i;
+            while j > 0 && keys[j - 1] > k {
+                keys[j] = keys[j - 1];
+                j -= 1;
+            }
+            keys[j] = k;
+        }
+        for (o, k) in self.e.order.iter_mut().zip(keys.iter()) {
+            *o = (k & 0xff) as PathId;
         }
     }
 }
