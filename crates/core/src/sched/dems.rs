@@ -215,7 +215,12 @@ pub fn build(base: &str, arg: Option<&str>, npaths: usize) -> Option<Box<dyn Sch
 
 /// The `k`-th chunk of the buffer, oldest first (a copy, so the buffer can be borrowed again).
 pub(crate) fn chunk_at(meta: &SendBuffer, k: usize) -> Option<Chunk> {
-    meta.chunks().nth(k).copied()
+    if k == 0 {
+        // Most decisions stop at the oldest chunk: no iterator over the chunks.
+        meta.current_chunk().copied()
+    } else {
+        meta.chunks().nth(k).copied()
+    }
 }
 // ---- the reinjection walks of Algorithm 1 line 1; the bins copies travel in (Eq. 11) ------
 
@@ -257,7 +262,9 @@ pub(crate) struct SendLog {
 impl SendLog {
     const UNKNOWN: u32 = u32::MAX;
 
-    pub(crate) fn record(&mut self, seg: SegNo, p: PathId, bif: u64) {
+    /// Log that `p` was given `seg` with `bif` bytes in flight; the bytes in flight as
+    /// [`SendLog::bif`] will answer them.
+    pub(crate) fn record(&mut self, seg: SegNo, p: PathId, bif: u64) -> u64 {
         if self.bif.is_empty() {
             self.base = seg;
         }
@@ -269,7 +276,9 @@ impl SendLog {
         if i >= self.bif.len() {
             self.bif.resize(i + 1, [Self::UNKNOWN; MAX_PATHS]);
         }
-        self.bif[i][p as usize] = bif.min(Self::UNKNOWN as u64 - 1) as u32;
+        let b = bif.min(Self::UNKNOWN as u64 - 1) as u32;
+        self.bif[i][p as usize] = b;
+        u64::from(b)
     }
 
     pub(crate) fn bif(&self, seg: SegNo, p: PathId) -> Option<u64> {

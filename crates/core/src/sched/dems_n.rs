@@ -110,6 +110,8 @@ pub struct DemsN {
     events: Vec<TxEvent>,
     /// Per path: the largest bytes in flight any of its copies was logged with (a bound).
     max_bif: [u64; MAX_PATHS],
+    /// The oldest chunk when plans and indexes were last pruned.
+    front: Option<u64>,
     /// Per path: ([`Estimator::owd_samples`] when computed, [`Estimator::owd_bins_max`]).
     bins_max: [(u64, Option<f64>); MAX_PATHS],
 }
@@ -219,6 +221,7 @@ impl DemsN {
             journal_on: false,
             events: Vec::new(),
             max_bif: [0; MAX_PATHS],
+            front: None,
             bins_max: [(u64::MAX, None); MAX_PATHS],
         }
     }
@@ -873,11 +876,16 @@ impl DemsN {
     fn decide(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let est = ctx.estimator();
         self.apply_tx_events(ctx.meta_mut(), est);
-        if let Some(front) = ctx.meta().current_chunk().map(|c| c.id) {
+        // Forget chunks the data-ACK freed (only when the oldest chunk changed: whatever
+        // was added since belongs to chunks in the buffer).
+        let front = ctx.meta().current_chunk().map(|c| c.id);
+        if let Some(front) = front.filter(|&f| Some(f) != self.front) {
             self.plans.retain(|p| p.chunk >= front);
             self.copies.retain(|k| k.chunk >= front);
             self.laggards.retain(|k| k.chunk >= front);
+            self.front = Some(front);
         }
+        debug_assert!(front.is_none_or(|f| self.plans.iter().all(|p| p.chunk >= f)));
         self.log.prune(ctx.meta().base_seg());
         let mut views = self.views.take().expect("put back after every decision");
         let a = self.decide_with(ctx, views.view(ctx, &self.params));
@@ -892,11 +900,8 @@ impl DemsN {
                 continue;
             }
             if let Some(seg) = self.pick(ctx, &view, p) {
-                let bif = ctx.subflow(p).in_flight();
-                self.log.record(seg, p, bif);
-                if let Some(b) = self.log.bif(seg, p) {
-                    self.max_bif[p as usize] = self.max_bif[p as usize].max(b);
-                }
+                let b = self.log.record(seg, p, ctx.subflow(p).in_flight());
+                self.max_bif[p as usize] = self.max_bif[p as usize].max(b);
                 return Some(Assignment { path: p, seg });
             }
         }

@@ -306,40 +306,19 @@ impl ViewCache {
             *self = ViewCache::default();
             self.e.n = n;
         }
-        // Subflows whose OWD moved; whether a BW did.
+        // Subflows whose OWD moved; whether a BW did. Most decisions ask the estimator about
+        // one or two subflows (a new version, or bytes in flight out of the piece), often none.
         let mut moved = 0u32;
         let mut bw_moved = false;
         for p in 0..n {
             let bif = ctx.subflow(p as PathId).in_flight();
-            let version = est.owd_version(p);
-            let c = &mut self.paths[p];
-            if c.version == version && bif.wrapping_sub(c.lo) < c.span {
+            let c = &self.paths[p];
+            if c.version == est.owd_version(p) && bif.wrapping_sub(c.lo) < c.span {
                 continue;
             }
-            if c.version != version {
-                c.version = version;
-                c.piece = None;
-                let bw = est.bandwidth_bps(p).map(|b| b / 8e9);
-                bw_moved |= self.bw[p].map(f64::to_bits) != bw.map(f64::to_bits);
-                self.bw[p] = bw;
-                self.e.bw[p] = bw;
-                self.no_bw = self.no_bw & !(1 << p) | u32::from(bw.is_none()) << p;
-            }
-            if !c.piece.is_some_and(|x| x.covers(bif)) {
-                c.piece = est.owd_piece(p, bif);
-            }
-            let owd = c.piece.map(|x| x.at(bif));
-            // A bin holds for all its loads; the extrapolation above the bins for this one.
-            (c.lo, c.span) = match c.piece {
-                Some(x) if x.is_flat() => (x.lo(), x.span()),
-                _ => (bif, 1),
-            };
-            self.no_owd = self.no_owd & !(1 << p) | u32::from(owd.is_none()) << p;
-            if self.owd[p].map(f64::to_bits) != owd.map(f64::to_bits) {
-                moved |= 1 << p;
-            }
-            self.owd[p] = owd;
-            self.e.owd[p] = owd;
+            let (owd, bw) = self.refresh(est, p, bif);
+            moved |= u32::from(owd) << p;
+            bw_moved |= bw;
         }
         let mut m = self.no_bw;
         while m != 0 {
@@ -382,6 +361,38 @@ impl ViewCache {
             fixed_delta_ns: params.fixed_delta_ns,
             reads_delta: params.reads_delta(),
         }
+    }
+
+    /// Ask the estimator again about subflow `p` with `bif` bytes in flight: whether its OWD
+    /// and its BW moved.
+    #[inline(never)]
+    fn refresh(&mut self, est: &Estimator, p: usize, bif: u64) -> (bool, bool) {
+        let version = est.owd_version(p);
+        let c = &mut self.paths[p];
+        let mut bw_moved = false;
+        if c.version != version {
+            c.version = version;
+            c.piece = None;
+            let bw = est.bandwidth_bps(p).map(|b| b / 8e9);
+            bw_moved = self.bw[p].map(f64::to_bits) != bw.map(f64::to_bits);
+            self.bw[p] = bw;
+            self.e.bw[p] = bw;
+            self.no_bw = self.no_bw & !(1 << p) | u32::from(bw.is_none()) << p;
+        }
+        if !c.piece.is_some_and(|x| x.covers(bif)) {
+            c.piece = est.owd_piece(p, bif);
+        }
+        let owd = c.piece.map(|x| x.at(bif));
+        // A bin holds for all its loads; the extrapolation above the bins for this one.
+        (c.lo, c.span) = match c.piece {
+            Some(x) if x.is_flat() => (x.lo(), x.span()),
+            _ => (bif, 1),
+        };
+        self.no_owd = self.no_owd & !(1 << p) | u32::from(owd.is_none()) << p;
+        let owd_moved = self.owd[p].map(f64::to_bits) != owd.map(f64::to_bits);
+        self.owd[p] = owd;
+        self.e.owd[p] = owd;
+        (owd_moved, bw_moved)
     }
 
     /// Sort again after the OWD of the subflows in `moved` changed: their keys anew, then
