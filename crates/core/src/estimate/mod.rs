@@ -245,17 +245,14 @@ impl Estimator {
             return;
         }
         self.delta_version += 1;
-        for q in 0..self.paths.len() {
-            if q == p {
-                continue;
-            }
-            if let Some(other) = self.paths[q].overall {
-                let (a, b, d) = if p < q {
-                    (p, q, other - this)
-                } else {
-                    (q, p, this - other)
-                };
-                self.delta[pair_index(a, b)].push(d);
+        // Pair (a, b), a < b, takes OWD_b − OWD_a.
+        let delta = &mut self.delta;
+        for (q, pq) in self.paths.iter().enumerate() {
+            let Some(other) = pq.overall else { continue };
+            if q < p {
+                delta[pair_index(q, p)].push(this - other);
+            } else if q > p {
+                delta[pair_index(p, q)].push(other - this);
             }
         }
     }

@@ -894,8 +894,7 @@ impl DemsN {
     }
 
     fn decide_with(&mut self, ctx: &mut SchedCtx<'_>, view: NetView<'_>) -> Option<Assignment> {
-        for k in 0..view.order().len() {
-            let p = view.order()[k];
+        for &p in view.order() {
             if !ctx.has_space(p) {
                 continue;
             }
