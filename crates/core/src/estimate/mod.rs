@@ -193,6 +193,8 @@ pub struct Estimator {
     track_delta: bool,
     /// Bumped whenever a ΔOWD window changes.
     delta_version: u64,
+    /// Bumped with every path's [`Estimator::owd_version`].
+    version: u64,
     k: f64,
 }
 
@@ -208,6 +210,7 @@ impl Estimator {
             delta: vec![Window::default(); MAX_PATHS * MAX_PATHS],
             track_delta: true,
             delta_version: 0,
+            version: 0,
             k: 1.0,
         }
     }
@@ -240,6 +243,7 @@ impl Estimator {
         pe.latest = Some(sample);
         pe.samples += 1;
         pe.version += 1;
+        self.version += 1;
         let this = pe.overall.unwrap();
         if !self.track_delta {
             return;
@@ -273,6 +277,7 @@ impl Estimator {
             Some(o) => (1.0 - OWD_ALPHA) * o + OWD_ALPHA * bps,
         });
         pe.version += 1;
+        self.version += 1;
     }
 
     /// Paths the estimator knows.
@@ -325,6 +330,12 @@ impl Estimator {
             (Some(_), None) => Some(self.owd_above(p).expect("populated").at(bif)),
             (None, None) => None,
         }
+    }
+
+    /// Changes whenever some path's [`Estimator::owd_version`] does.
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Changes whenever [`Estimator::owd`] may answer differently for path `p` at some bytes

@@ -254,6 +254,8 @@ pub(crate) struct ViewCache {
     keys: [u128; MAX_PATHS],
     /// Changes whenever `e` does.
     generation: u64,
+    /// [`Estimator::version`] at the last view.
+    est_version: u64,
 }
 
 /// The estimator's answer for one subflow, as of its [`Estimator::owd_version`].
@@ -289,6 +291,7 @@ impl Default for ViewCache {
             sorted: false,
             keys: [0; MAX_PATHS],
             generation: 0,
+            est_version: u64::MAX,
         }
     }
 }
@@ -310,10 +313,13 @@ impl ViewCache {
         // one or two subflows (a new version, or bytes in flight out of the piece), often none.
         let mut moved = 0u32;
         let mut bw_moved = false;
+        // Every path's version is the one kept (the last view asked again where it was not).
+        let unchanged = est.version() == self.est_version;
+        self.est_version = est.version();
         for p in 0..n {
             let bif = ctx.subflow(p as PathId).in_flight();
             let c = &self.paths[p];
-            if c.version == est.owd_version(p) && bif.wrapping_sub(c.lo) < c.span {
+            if bif.wrapping_sub(c.lo) < c.span && (unchanged || c.version == est.owd_version(p)) {
                 continue;
             }
             let (owd, bw) = self.refresh(est, p, bif);
