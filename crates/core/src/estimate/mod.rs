@@ -48,6 +48,57 @@ impl OwdAbove {
     }
 }
 
+/// What [`Estimator::owd`] answers for path `p` over a range of bytes in flight, as long as the
+/// path's [`Estimator::owd_version`] stays: a caller asking every decision for the OWD at the
+/// bytes in flight of the moment (DEMS's view of the subflows) keeps one piece per path and
+/// only asks again when the path changes or its load leaves the piece.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OwdPiece {
+    lo: u64,
+    hi: u64,
+    shape: PieceShape,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum PieceShape {
+    /// One 10 KB bin: its EWMA, or the interpolation or nearest value for it.
+    Flat(f64),
+    /// Above the highest populated bin.
+    Above(OwdAbove),
+}
+
+impl OwdPiece {
+    /// Whether `bif` bytes in flight lie within the piece.
+    #[inline]
+    pub fn covers(&self, bif: u64) -> bool {
+        self.lo <= bif && bif < self.hi
+    }
+    /// The piece is one bin, where the estimate does not depend on the exact load.
+    #[inline]
+    pub fn is_flat(&self) -> bool {
+        matches!(self.shape, PieceShape::Flat(_))
+    }
+    /// The lowest bytes in flight the piece covers.
+    #[inline]
+    pub fn lo(&self) -> u64 {
+        self.lo
+    }
+    /// How many bytes in flight from [`OwdPiece::lo`] it covers.
+    #[inline]
+    pub fn span(&self) -> u64 {
+        self.hi - self.lo
+    }
+    /// [`Estimator::owd`] at `bif` bytes in flight (which the piece covers), bit for bit.
+    #[inline]
+    pub fn at(&self, bif: u64) -> f64 {
+        debug_assert!(self.covers(bif));
+        match self.shape {
+            PieceShape::Flat(v) => v,
+            PieceShape::Above(a) => a.at(bif),
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct PathEstimate {
     bins: Vec<Option<f64>>,
@@ -60,6 +111,9 @@ struct PathEstimate {
     latest: Option<i64>,
     samples: u64,
     bw_bps: Option<f64>,
+    /// Bumped by every change that may change what [`Estimator::owd`] answers for this path
+    /// (an OWD sample, a new bandwidth estimate, which caps the slope above the bins).
+    version: u64,
 }
 
 impl PathEstimate {
@@ -71,23 +125,43 @@ impl PathEstimate {
             latest: None,
             samples: 0,
             bw_bps: None,
+            version: 0,
         }
     }
 }
 
 /// A fixed window of samples with running sums for O(1) mean and variance.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 struct Window {
-    buf: Vec<f64>,
+    /// The samples, `len` of them (in an array: one window per pair of paths takes a sample
+    /// on every OWD sample of either path).
+    buf: [f64; DELTA_WINDOW],
+    len: usize,
     next: usize,
     sum: f64,
     sum_sq: f64,
+    /// Samples taken so far: the window's version ([`Estimator::delta_owd_version`]).
+    pushes: u64,
+}
+
+impl Default for Window {
+    fn default() -> Self {
+        Window {
+            buf: [0.0; DELTA_WINDOW],
+            len: 0,
+            next: 0,
+            sum: 0.0,
+            sum_sq: 0.0,
+            pushes: 0,
+        }
+    }
 }
 
 impl Window {
     fn push(&mut self, x: f64) {
-        if self.buf.len() < DELTA_WINDOW {
-            self.buf.push(x);
+        if self.len < DELTA_WINDOW {
+            self.buf[self.len] = x;
+            self.len += 1;
         } else {
             let old = std::mem::replace(&mut self.buf[self.next], x);
             self.sum -= old;
@@ -96,9 +170,10 @@ impl Window {
         }
         self.sum += x;
         self.sum_sq += x * x;
+        self.pushes += 1;
     }
     fn stddev(&self) -> Option<f64> {
-        let n = self.buf.len();
+        let n = self.len;
         if n < 2 {
             return None;
         }
@@ -116,6 +191,10 @@ pub struct Estimator {
     /// Whether OWD samples feed the ΔOWD windows (only DEMS reads them: the pairs cost O(N)
     /// per sample, a few percent of an 8-path run for every other scheduler).
     track_delta: bool,
+    /// Bumped whenever a ΔOWD window changes.
+    delta_version: u64,
+    /// Bumped with every path's [`Estimator::owd_version`].
+    version: u64,
     k: f64,
 }
 
@@ -130,6 +209,8 @@ impl Estimator {
             paths: (0..npaths).map(|_| PathEstimate::new()).collect(),
             delta: vec![Window::default(); MAX_PATHS * MAX_PATHS],
             track_delta: true,
+            delta_version: 0,
+            version: 0,
             k: 1.0,
         }
     }
@@ -161,21 +242,21 @@ impl Estimator {
         pe.overall = Some(ewma(pe.overall));
         pe.latest = Some(sample);
         pe.samples += 1;
+        pe.version += 1;
+        self.version += 1;
         let this = pe.overall.unwrap();
         if !self.track_delta {
             return;
         }
-        for q in 0..self.paths.len() {
-            if q == p {
-                continue;
-            }
-            if let Some(other) = self.paths[q].overall {
-                let (a, b, d) = if p < q {
-                    (p, q, other - this)
-                } else {
-                    (q, p, this - other)
-                };
-                self.delta[pair_index(a, b)].push(d);
+        self.delta_version += 1;
+        // Pair (a, b), a < b, takes OWD_b − OWD_a.
+        let delta = &mut self.delta;
+        for (q, pq) in self.paths.iter().enumerate() {
+            let Some(other) = pq.overall else { continue };
+            if q < p {
+                delta[pair_index(q, p)].push(this - other);
+            } else if q > p {
+                delta[pair_index(p, q)].push(other - this);
             }
         }
     }
@@ -195,6 +276,8 @@ impl Estimator {
             None => bps,
             Some(o) => (1.0 - OWD_ALPHA) * o + OWD_ALPHA * bps,
         });
+        pe.version += 1;
+        self.version += 1;
     }
 
     /// Paths the estimator knows.
@@ -247,6 +330,54 @@ impl Estimator {
             (Some(_), None) => Some(self.owd_above(p).expect("populated").at(bif)),
             (None, None) => None,
         }
+    }
+
+    /// Changes whenever some path's [`Estimator::owd_version`] does.
+    #[inline]
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
+    /// Changes whenever [`Estimator::owd`] may answer differently for path `p` at some bytes
+    /// in flight (a new OWD sample or bandwidth estimate): the validity of an [`OwdPiece`].
+    #[inline]
+    pub fn owd_version(&self, p: usize) -> u64 {
+        self.paths[p].version
+    }
+
+    /// The piece of path `p`'s OWD estimate that holds at `bif` bytes in flight: one bin, where
+    /// [`Estimator::owd`] does not depend on the exact load, or everything above the highest
+    /// populated bin, where it grows with it (`None` before the first sample).
+    pub fn owd_piece(&self, p: usize, bif: u64) -> Option<OwdPiece> {
+        let pe = &self.paths[p];
+        if pe.populated == 0 {
+            return None;
+        }
+        let want = ((bif / BIF_BIN_BYTES) as usize).min(BINS - 1);
+        let highest = 127 - pe.populated.leading_zeros() as usize;
+        let piece = if want > highest {
+            OwdPiece {
+                lo: (highest as u64 + 1) * BIF_BIN_BYTES,
+                hi: u64::MAX,
+                shape: PieceShape::Above(self.owd_above(p)?),
+            }
+        } else {
+            let lo = want as u64 * BIF_BIN_BYTES;
+            OwdPiece {
+                lo,
+                hi: if want == BINS - 1 {
+                    u64::MAX
+                } else {
+                    lo + BIF_BIN_BYTES
+                },
+                shape: PieceShape::Flat(self.owd(p, bif)?),
+            }
+        };
+        debug_assert_eq!(
+            piece.at(bif).to_bits(),
+            self.owd(p, bif).map(f64::to_bits).unwrap_or(0)
+        );
+        Some(piece)
     }
 
     /// [`Estimator::owd`] above path `p`'s highest populated bin, where it grows with the
@@ -311,6 +442,18 @@ impl Estimator {
     }
     pub fn owd_latest(&self, p: usize) -> Option<i64> {
         self.paths[p].latest
+    }
+
+    /// Changes whenever [`Estimator::delta_owd_stddev`] may answer differently for a pair.
+    pub fn delta_version(&self) -> u64 {
+        self.delta_version
+    }
+
+    /// Changes whenever [`Estimator::delta_owd_stddev`] of `p` and `q` may (`p != q`).
+    #[inline]
+    pub fn delta_owd_version(&self, p: usize, q: usize) -> u64 {
+        let (a, b) = if p < q { (p, q) } else { (q, p) };
+        self.delta[pair_index(a, b)].pushes
     }
 
     /// StdDev of ΔOWD between paths `p` and `q`, ns.
@@ -386,6 +529,36 @@ mod tests {
             };
             assert_eq!(got.to_bits(), expect.to_bits(), "bin {want}");
         }
+    }
+
+    #[test]
+    fn owd_pieces_answer_as_owd_over_their_loads_until_the_version_changes() {
+        // Bins 2 and 5 populated: below, between and above them (the extrapolation).
+        let mut e = Estimator::new(1);
+        e.on_owd_sample(0, Time(0), 2 * BIF_BIN_BYTES, 30_000_000);
+        e.on_owd_sample(0, Time(0), 5 * BIF_BIN_BYTES, 50_000_000);
+        let v = e.owd_version(0);
+        for bif in (0..9 * BIF_BIN_BYTES).step_by(997) {
+            let piece = e.owd_piece(0, bif).unwrap();
+            assert!(piece.covers(bif));
+            assert_eq!(piece.is_flat(), bif < 6 * BIF_BIN_BYTES, "{bif}");
+            for other in [
+                piece.lo(),
+                piece.lo() + piece.span().min(1 << 40) - 1,
+                bif + 1,
+            ] {
+                if piece.covers(other) {
+                    let want = e.owd(0, other).unwrap();
+                    assert_eq!(piece.at(other).to_bits(), want.to_bits(), "{bif} {other}");
+                }
+            }
+        }
+        e.on_bandwidth_sample(0, 8e6, false);
+        assert_ne!(e.owd_version(0), v, "the slope cap changed");
+        let v = e.owd_version(0);
+        e.on_owd_sample(0, Time(0), 0, 20_000_000);
+        assert_ne!(e.owd_version(0), v);
+        assert_eq!(Estimator::new(1).owd_piece(0, 0), None);
     }
 
     #[test]

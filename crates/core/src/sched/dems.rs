@@ -99,7 +99,9 @@
 
 use std::collections::VecDeque;
 
-use crate::estimate::Estimator;
+mod view;
+pub(crate) use view::{DeltaCache, NetView, ViewCache};
+
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer};
 use crate::packet::{PathId, MAX_PATHS};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
@@ -167,6 +169,12 @@ impl Params {
         Some(p)
     }
 
+    /// Whether the variant reads δ = k · StdDev(ΔOWD) from the estimator: `dems-f`, unless
+    /// δ is fixed (`delta=`).
+    pub(crate) fn reads_delta(&self) -> bool {
+        self.reinjection == Reinjection::Adaptive && self.fixed_delta_ns.is_none()
+    }
+
     pub(crate) fn name(&self) -> &'static str {
         match self.reinjection {
             Reinjection::None => "dems-b",
@@ -203,135 +211,17 @@ pub fn build(base: &str, arg: Option<&str>, npaths: usize) -> Option<Box<dyn Sch
     })
 }
 
-// ---- what Algorithm 1 reads from the estimator (lines 2-5 and 15), shared with dems_n ------
-
-/// A snapshot of the network estimates for one decision.
-#[derive(Clone, Debug)]
-pub(crate) struct NetView<'e> {
-    n: usize,
-    /// Subflows by increasing OWD (ties and unknowns by path number).
-    order: [PathId; MAX_PATHS],
-    /// OWD_p on a basis common to all subflows (estimator OWD, else srtt/2), ns; `None` for all
-    /// subflows when there is no common basis yet.
-    owd: [Option<f64>; MAX_PATHS],
-    /// BW_p, bytes per nanosecond ([`sustained_rate`]).
-    bw: [Option<f64>; MAX_PATHS],
-    /// Where δ between two subflows comes from: read per pair when asked ([`NetView::delta`]),
-    /// since a decision needs a few of the N² pairs (filling the matrix was a fifth of an
-    /// 8-path decision: issue "Speed at scale").
-    est: &'e Estimator,
-    k: f64,
-    fixed_delta_ns: Option<f64>,
-    /// `owd` comes from the estimator (not the srtt fallback), so its bins can be consulted.
-    measured: bool,
-}
-
-impl<'e> NetView<'e> {
-    pub(crate) fn new(ctx: &SchedCtx<'e>, params: &Params) -> Self {
-        let n = ctx.npaths();
-        let est = ctx.estimator();
-        let mut owd = [None; MAX_PATHS];
-        let mut bw = [None; MAX_PATHS];
-        let mut measured = true;
-        for p in 0..n {
-            // The bin of the bytes in flight now: the one the next packet would be sent in.
-            owd[p] = est.owd(p, ctx.subflow(p as PathId).in_flight());
-            bw[p] = sustained_rate(ctx, p as PathId, est.bandwidth_bps(p).map(|b| b / 8e9));
-        }
-        if owd[..n].iter().any(Option::is_none) {
-            measured = false;
-            // No common OWD basis yet: srtt/2 if every subflow has one (symmetric paths).
-            for (p, o) in owd.iter_mut().enumerate().take(n) {
-                *o = ctx
-                    .subflow(p as PathId)
-                    .srtt()
-                    .map(|s| s.as_nanos() as f64 / 2.0);
-            }
-            if owd[..n].iter().any(Option::is_none) {
-                owd = [None; MAX_PATHS];
-            }
-        }
-        let mut order = [0 as PathId; MAX_PATHS];
-        for (p, o) in order.iter_mut().enumerate().take(n) {
-            *o = p as PathId;
-        }
-        if owd[0].is_some() {
-            order[..n].sort_by(|&a, &b| {
-                let (x, y) = (owd[a as usize].unwrap(), owd[b as usize].unwrap());
-                x.total_cmp(&y).then(a.cmp(&b))
-            });
-        } else {
-            let by = ctx.by_srtt();
-            order[..n].copy_from_slice(&by);
-        }
-        NetView {
-            n,
-            order,
-            owd,
-            bw,
-            est,
-            k: params.k,
-            fixed_delta_ns: params.fixed_delta_ns,
-            measured,
-        }
-    }
-
-    pub(crate) fn order(&self) -> &[PathId] {
-        &self.order[..self.n]
-    }
-    /// The smallest-OWD subflow (Algorithm 1 line 2).
-    pub(crate) fn smallest(&self) -> PathId {
-        self.order[0]
-    }
-    pub(crate) fn owd(&self, p: PathId) -> Option<f64> {
-        self.owd[p as usize]
-    }
-    /// OWD_large − OWD_small, ns (line 4), `None` before any common basis.
-    pub(crate) fn delta_owd(&self, small: PathId, large: PathId) -> Option<f64> {
-        Some(self.owd(large)? - self.owd(small)?)
-    }
-    /// δ between two subflows, ns (line 5); ∞ while the spread of ΔOWD is unknown.
-    pub(crate) fn delta(&self, p: PathId, q: PathId) -> f64 {
-        let (p, q) = (p as usize, q as usize);
-        if p >= self.n || q >= self.n {
-            f64::INFINITY
-        } else if p == q {
-            0.0
-        } else if let Some(fixed) = self.fixed_delta_ns {
-            fixed
-        } else {
-            self.est
-                .delta_owd_stddev(p, q)
-                .map_or(f64::INFINITY, |s| self.k * s)
-        }
-    }
-    /// Bandwidth estimate, bytes per ns (line 15).
-    pub(crate) fn bw(&self, p: PathId) -> Option<f64> {
-        self.bw[p as usize]
-    }
-    /// `owd` comes from the estimator (its bins may be consulted), not the srtt fallback.
-    pub(crate) fn measured(&self) -> bool {
-        self.measured
-    }
-}
+// ---- what Algorithm 1 reads from the estimator (lines 2-5 and 15): [`view`] ---------------
 
 /// The `k`-th chunk of the buffer, oldest first (a copy, so the buffer can be borrowed again).
 pub(crate) fn chunk_at(meta: &SendBuffer, k: usize) -> Option<Chunk> {
-    meta.chunks().nth(k).copied()
+    if k == 0 {
+        // Most decisions stop at the oldest chunk: no iterator over the chunks.
+        meta.current_chunk().copied()
+    } else {
+        meta.chunks().nth(k).copied()
+    }
 }
-
-/// BW_p (§5, bytes per ns): the bandwidth EWMA of the estimator (which keeps
-/// application-limited samples out), or what the subflow's window sustains, cwnd / srtt,
-/// before its first delivery-rate sample.
-fn sustained_rate(ctx: &SchedCtx<'_>, p: PathId, ewma: Option<f64>) -> Option<f64> {
-    ewma.or_else(|| {
-        let sf = ctx.subflow(p);
-        sf.srtt()
-            .filter(|s| s.as_nanos() > 0)
-            .map(|s| sf.cwnd() as f64 / s.as_nanos() as f64)
-    })
-}
-
 // ---- the reinjection walks of Algorithm 1 line 1; the bins copies travel in (Eq. 11) ------
 
 /// Whether subflow `i` has nothing to add to segment `s`: the receiver has it, or `i` sent it.
@@ -372,7 +262,9 @@ pub(crate) struct SendLog {
 impl SendLog {
     const UNKNOWN: u32 = u32::MAX;
 
-    pub(crate) fn record(&mut self, seg: SegNo, p: PathId, bif: u64) {
+    /// Log that `p` was given `seg` with `bif` bytes in flight; the bytes in flight as
+    /// [`SendLog::bif`] will answer them.
+    pub(crate) fn record(&mut self, seg: SegNo, p: PathId, bif: u64) -> u64 {
         if self.bif.is_empty() {
             self.base = seg;
         }
@@ -384,7 +276,9 @@ impl SendLog {
         if i >= self.bif.len() {
             self.bif.resize(i + 1, [Self::UNKNOWN; MAX_PATHS]);
         }
-        self.bif[i][p as usize] = bif.min(Self::UNKNOWN as u64 - 1) as u32;
+        let b = bif.min(Self::UNKNOWN as u64 - 1) as u32;
+        self.bif[i][p as usize] = b;
+        u64::from(b)
     }
 
     pub(crate) fn bif(&self, seg: SegNo, p: PathId) -> Option<u64> {
@@ -453,7 +347,7 @@ pub(crate) fn copy_owd(
     q: PathId,
     seg: SegNo,
 ) -> Option<f64> {
-    let at_send = match (view.measured, log.bif(seg, q)) {
+    let at_send = match (view.measured(), log.bif(seg, q)) {
         (true, Some(b)) => ctx.estimator().owd(q as usize, b),
         _ => None,
     };
@@ -484,6 +378,8 @@ pub struct Dems {
     params: Params,
     plans: Vec<Plan>,
     log: SendLog,
+    /// Taken out during a decision, which reads it while `self` changes.
+    views: Option<Box<ViewCache>>,
 }
 
 impl Dems {
@@ -492,6 +388,7 @@ impl Dems {
             params,
             plans: Vec::new(),
             log: SendLog::default(),
+            views: Some(Box::default()),
         }
     }
 
@@ -563,7 +460,7 @@ impl Dems {
             // small one). The copy to beat is on the other subflow (the only one).
             Reinjection::Adaptive => {
                 self.may_send_new(view, i, 0)
-                    && match (0..view.n as PathId).find(|&q| q != i && rec.sent_on(q)) {
+                    && match (0..view.order().len() as PathId).find(|&q| q != i && rec.sent_on(q)) {
                         Some(q) => {
                             let t_q = rec.tx_time(q as usize)?;
                             reinjection_pays_off(ctx, view, &self.log, i, q, seg, t_q)
@@ -615,10 +512,11 @@ impl Dems {
 }
 
 impl Scheduler for Dems {
-    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows; every
-    /// variant builds the same view, so all keep them.
+    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows, which
+    /// cost O(N) per OWD sample; `dems-b` and `dems-s` never read δ (Eq. 9 with δ = 0, no
+    /// Eq. 11/12), so the estimator keeps them for `dems-f` only ([`NetView::delta`] checks).
     fn reads_delta_owd(&self) -> bool {
-        true
+        self.params.reads_delta()
     }
     fn name(&self) -> &'static str {
         self.params.name()
@@ -627,9 +525,17 @@ impl Scheduler for Dems {
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         self.forget_freed_chunks(ctx.meta());
         self.log.prune(ctx.meta().base_seg());
-        let view = NetView::new(ctx, &self.params);
+        let mut views = self.views.take().expect("put back after every decision");
+        let a = self.decide(ctx, views.view(ctx, &self.params));
+        self.views = Some(views);
+        a
+    }
+}
+
+impl Dems {
+    fn decide(&mut self, ctx: &mut SchedCtx<'_>, view: NetView<'_>) -> Option<Assignment> {
         // The small-OWD subflow first: it is never withheld from new data (line 7-9).
-        for k in 0..view.n {
+        for k in 0..view.order().len() {
             let p = view.order()[k];
             if !ctx.has_space(p) {
                 continue;

@@ -64,12 +64,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 mod laggards;
+mod thresholds;
 use laggards::Laggards;
+use thresholds::Thresholds;
 
 use crate::estimate::{Estimator, OwdAbove, OWD_BINS};
 use crate::meta::send::{Chunk, SegNo, SegRecord, SendBuffer, TxEvent};
 use crate::packet::{PathId, MAX_PATHS};
-use crate::sched::dems::{chunk_at, NetView, Params, Reinjection, SendLog};
+use crate::sched::dems::{chunk_at, NetView, Params, Reinjection, SendLog, ViewCache};
 #[cfg(doc)]
 use crate::sched::dems::{copy_owd, reinjection_pays_off};
 use crate::sched::{Assignment, SchedCtx, Scheduler};
@@ -95,6 +97,9 @@ pub struct DemsN {
     params: Params,
     plans: Vec<Plan>,
     log: SendLog,
+    /// Taken out during a decision, which reads it while `self` changes.
+    views: Option<Box<ViewCache>>,
+    thresholds: Thresholds,
     memo: OwdMemo,
     /// The copies of closed, fully transmitted chunks, indexed for reinjection: dems-f's.
     copies: Vec<Copies>,
@@ -105,6 +110,8 @@ pub struct DemsN {
     events: Vec<TxEvent>,
     /// Per path: the largest bytes in flight any of its copies was logged with (a bound).
     max_bif: [u64; MAX_PATHS],
+    /// The oldest chunk when plans and indexes were last pruned.
+    front: Option<u64>,
     /// Per path: ([`Estimator::owd_samples`] when computed, [`Estimator::owd_bins_max`]).
     bins_max: [(u64, Option<f64>); MAX_PATHS],
 }
@@ -206,12 +213,15 @@ impl DemsN {
             params,
             plans: Vec::new(),
             log: SendLog::default(),
+            views: Some(Box::default()),
+            thresholds: Thresholds::default(),
             memo: OwdMemo::new(),
             copies: Vec::new(),
             laggards: Vec::new(),
             journal_on: false,
             events: Vec::new(),
             max_bif: [0; MAX_PATHS],
+            front: None,
             bins_max: [(u64::MAX, None); MAX_PATHS],
         }
     }
@@ -233,27 +243,10 @@ impl DemsN {
         self.plans.len() - 1
     }
 
-    /// thres_j of the generalized Eq. 9, bytes (0 for the smallest OWD).
-    fn threshold(&self, view: &NetView, j: PathId) -> f64 {
-        let mut thres = 0.0;
-        for &k in view.order() {
-            if k == j {
-                break;
-            }
-            let (Some(d), Some(bw)) = (view.delta_owd(k, j), view.bw(k)) else {
-                continue; // no estimate: k cannot be counted on to take bytes from j
-            };
-            let slack = match self.params.reinjection {
-                Reinjection::Adaptive => view.delta(k, j),
-                Reinjection::None | Reinjection::Simple => 0.0,
-            };
-            thres += bw * (d - slack).max(0.0);
-        }
-        thres
-    }
-
-    fn may_send_new(&self, view: &NetView, j: PathId, unsent: u64) -> bool {
-        unsent as f64 >= self.threshold(view, j)
+    /// Generalized Eq. 9: may subflow `j` send new data with `unsent` bytes untransmitted?
+    fn may_send_new(&mut self, view: &NetView, j: PathId, unsent: u64) -> bool {
+        let adaptive = self.params.reinjection == Reinjection::Adaptive;
+        self.thresholds.may_send_new(view, adaptive, j, unsent)
     }
 
     /// Mean of the known bandwidth estimates (1 when none is known: equal shares).
@@ -856,10 +849,11 @@ impl Copies {
 }
 
 impl Scheduler for DemsN {
-    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows; every
-    /// variant builds the same view, so all keep them.
+    /// `dems-f`'s δ = k · StdDev(ΔOWD) (§4.4) comes from the estimator's ΔOWD windows, which
+    /// cost O(N) per OWD sample; `dems-b` and `dems-s` never read δ (Eq. 9 with δ = 0, no
+    /// Eq. 11/12), so the estimator keeps them for `dems-f` only ([`NetView::delta`] checks).
     fn reads_delta_owd(&self) -> bool {
-        true
+        self.params.reads_delta()
     }
     fn name(&self) -> &'static str {
         self.params.name()
@@ -882,24 +876,31 @@ impl DemsN {
     fn decide(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let est = ctx.estimator();
         self.apply_tx_events(ctx.meta_mut(), est);
-        if let Some(front) = ctx.meta().current_chunk().map(|c| c.id) {
+        // Forget chunks the data-ACK freed (only when the oldest chunk changed: whatever
+        // was added since belongs to chunks in the buffer).
+        let front = ctx.meta().current_chunk().map(|c| c.id);
+        if let Some(front) = front.filter(|&f| Some(f) != self.front) {
             self.plans.retain(|p| p.chunk >= front);
             self.copies.retain(|k| k.chunk >= front);
             self.laggards.retain(|k| k.chunk >= front);
+            self.front = Some(front);
         }
+        debug_assert!(front.is_none_or(|f| self.plans.iter().all(|p| p.chunk >= f)));
         self.log.prune(ctx.meta().base_seg());
-        let view = NetView::new(ctx, &self.params);
-        for k in 0..view.order().len() {
-            let p = view.order()[k];
+        let mut views = self.views.take().expect("put back after every decision");
+        let a = self.decide_with(ctx, views.view(ctx, &self.params));
+        self.views = Some(views);
+        a
+    }
+
+    fn decide_with(&mut self, ctx: &mut SchedCtx<'_>, view: NetView<'_>) -> Option<Assignment> {
+        for &p in view.order() {
             if !ctx.has_space(p) {
                 continue;
             }
             if let Some(seg) = self.pick(ctx, &view, p) {
-                let bif = ctx.subflow(p).in_flight();
-                self.log.record(seg, p, bif);
-                if let Some(b) = self.log.bif(seg, p) {
-                    self.max_bif[p as usize] = self.max_bif[p as usize].max(b);
-                }
+                let b = self.log.record(seg, p, ctx.subflow(p).in_flight());
+                self.max_bif[p as usize] = self.max_bif[p as usize].max(b);
                 return Some(Assignment { path: p, seg });
             }
         }
