@@ -834,6 +834,18 @@ impl SendBuffer {
     /// path carried it before.
     #[inline(always)]
     pub fn on_transmit(&mut self, no: SegNo, p: PathId, now: Time) {
+        self.record_transmit(no, p, now, false);
+    }
+
+    /// [`SendBuffer::on_transmit`] then [`SendBuffer::on_wire`], with one lookup of the record
+    /// (the connection does both for every segment it sends).
+    #[inline(always)]
+    pub fn on_transmit_wire(&mut self, no: SegNo, p: PathId, now: Time) {
+        self.record_transmit(no, p, now, true);
+    }
+
+    #[inline(always)]
+    fn record_transmit(&mut self, no: SegNo, p: PathId, now: Time, wire: bool) {
         // A subflow may resend a segment the data-ACK has freed already (upstream Linux's
         // timed-out subflow keeps retransmitting what another subflow delivered): nothing to
         // record then.
@@ -863,6 +875,9 @@ impl SendBuffer {
         }
         s.tx_mask |= 1 << p;
         s.set_tx_time(p as usize, Some(now));
+        if wire {
+            s.wire_mask |= 1 << p;
+        }
         if first_send {
             self.sent_bits.set(no, true);
             let (len, chunk) = (s.len as u64, s.chunk);
