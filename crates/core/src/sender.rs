@@ -561,6 +561,10 @@ impl SenderConnection {
     }
 
     fn apply_penalties(&mut self, now: Time) {
+        // Called after every decision and event; a drain of the empty list was not free.
+        if self.penalties.is_empty() {
+            return;
+        }
         for p in self.penalties.drain(..) {
             // Only the window changes: nothing `poll_due` reads.
             self.subflows[p as usize].penalize(now);
@@ -596,10 +600,16 @@ impl SenderConnection {
             (0..n).all(|p| self.subflows[p].wants_poll() == (self.poll_due >> p & 1 == 1)),
             "poll_due out of date"
         );
-        let turn = self.retx_turn.min(n);
         // Only the subflows where the pass has something to do: for the others each step
-        // below is a no-op.
-        for p in pathmask::rotation(self.poll_due, turn) {
+        // below is a no-op. (None at all is the usual case, and the empty rotation was not
+        // free.)
+        let turn = self.retx_turn.min(n);
+        let due = if self.poll_due == 0 {
+            None
+        } else {
+            Some(pathmask::rotation(self.poll_due, turn))
+        };
+        for p in due.into_iter().flatten() {
             let sf = &mut self.subflows[p];
             sf.update_pacing(now);
             sf.restart_if_idle(now);

@@ -529,21 +529,31 @@ impl SendBuffer {
 
     /// Lowest unsent segment of `chunk` (the head end). Amortized O(1).
     pub fn first_unsent(&mut self, chunk: u64) -> Option<SegNo> {
-        let base = self.base;
         let ci = self.chunk_index(chunk)?;
-        let c = self.chunks[ci];
+        self.first_unsent_at(ci)
+    }
+
+    /// [`SendBuffer::first_unsent`] of the chunk at index `ci` of `chunks`.
+    fn first_unsent_at(&mut self, ci: usize) -> Option<SegNo> {
+        let base = self.base;
+        // In place, not a copy of the chunk: this runs once per segment sent.
+        let c = &mut self.chunks[ci];
         if c.unsent_bytes == 0 {
             return None;
         }
+        let end = c.end;
         let mut n = c.head_unsent.max(base);
-        while n < c.end && self.segs[(n - base) as usize].sent() {
+        while n < end && self.segs[(n - base) as usize].sent() {
             n += 1;
         }
-        self.chunks[ci].head_unsent = n;
-        if n < c.end && self.segs[(n - base) as usize].len > self.mss {
+        c.head_unsent = n;
+        if n >= end {
+            return None;
+        }
+        if self.segs[(n - base) as usize].len > self.mss {
             self.carry_excess(n);
         }
-        (n < c.end).then_some(n)
+        Some(n)
     }
 
     /// Highest unsent segment of `chunk` (the tail end). Amortized O(1) between appends.
@@ -566,8 +576,9 @@ impl SendBuffer {
     /// The first unsent segment over all chunks, in DSN order (what MinRTT-style schedulers
     /// send next).
     pub fn next_unsent(&mut self) -> Option<SegNo> {
-        let id = self.first_chunk_with_unsent()?.id;
-        self.first_unsent(id)
+        // The index of the chunk, not its id looked up again.
+        let ci = self.chunks.iter().position(|c| c.unsent_bytes > 0)?;
+        self.first_unsent_at(ci)
     }
 
     fn chunk_index(&self, id: u64) -> Option<usize> {

@@ -1210,7 +1210,10 @@ impl SubflowSender {
                     out.newly_acked_window += self.mss as u64;
                 }
             }
-            self.sacked.remove_below(cum);
+            // Nothing SACKed (the usual case): no B-tree walk.
+            if !self.sacked.is_empty() {
+                self.sacked.remove_below(cum);
+            }
             self.loss_ptr = self.loss_ptr.max(self.front_no);
         }
         self.bytes_acked += out.newly_acked_bytes;
