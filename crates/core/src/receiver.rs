@@ -195,6 +195,10 @@ impl ReceiverConnection {
                 .fold(0, |m, p| m | 1 << p),
             "ack_due out of date"
         );
+        // Most calls find nothing due (the driver asks after every segment).
+        if self.ack_due == 0 {
+            return None;
+        }
         // The first subflow wanting an ACK from `ack_turn` on, round robin.
         let p = crate::pathmask::rotation(self.ack_due, self.ack_turn.min(n)).next()?;
         self.ack_turn = if p + 1 < n { p + 1 } else { 0 };

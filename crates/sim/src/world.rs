@@ -410,13 +410,23 @@ impl<'a> World<'a> {
 
     /// Removes and returns the next event: the smallest key among the slots and the heap's top.
     fn pop_event(&mut self) -> Option<(Time, Ev)> {
-        let best = if self.few_slots {
-            // Slots 2 and 3 are never used (see `path_slot`): the two timers, then the paths'.
-            let s = &self.slots;
-            s[0].min(s[1]).min(min_key(&s[4..]))
+        // Slots 2 and 3 are never used (see `path_slot`): the two timers, then the paths'. One
+        // or two paths as fixed-size arrays, so that the minimum is straight-line code.
+        let timers = |s: &[Key]| s[0].min(s[1]);
+        let quad = |q: &[Key]| q[0].min(q[1]).min(q[2].min(q[3]));
+        let best = if let Ok(s) = <&[Key; 8]>::try_from(&self.slots[..]) {
+            timers(s).min(quad(&s[4..8]))
+        } else if let Ok(s) = <&[Key; 12]>::try_from(&self.slots[..]) {
+            timers(s).min(quad(&s[4..8]).min(quad(&s[8..12])))
         } else {
+            debug_assert!(!self.few_slots);
             min_key(&self.group_min)
         };
+        debug_assert_eq!(
+            best,
+            self.slots.iter().copied().min().unwrap_or(NO_EVENT),
+            "the next event is the smallest key"
+        );
         if let Some(&Reverse((t, seq, ev))) = self.heap.peek() {
             if key(t, seq) < best {
                 self.heap.pop();
@@ -506,6 +516,8 @@ impl<'a> World<'a> {
             .min(self.max_time);
         // Stall detector: a chunk outstanding and nothing delivered for STALL_AFTER.
         let mut progress = (Time::ZERO, 0u64);
+        // A bulk run ends only by time: no need to ask after every event.
+        let may_finish = self.workload.may_finish();
         while let Some((t, ev)) = self.pop_event() {
             if t > stop_at {
                 self.truncated = self.workload.stop_time().is_none_or(|s| s > self.max_time);
@@ -547,7 +559,7 @@ impl<'a> World<'a> {
             self.now = t;
             self.events += 1;
             self.dispatch(ev);
-            if self.workload.finished() {
+            if may_finish && self.workload.finished() {
                 break;
             }
         }
