@@ -186,7 +186,20 @@ impl ReceiverConnection {
     }
 
     /// The next ACK due on any subflow.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Ack> {
+        // Most calls find nothing due (the driver asks after every segment): answered inline.
+        if self.ack_due == 0 {
+            debug_assert!(
+                self.subflows.iter().all(|s| !s.wants_ack()),
+                "ack_due out of date"
+            );
+            return None;
+        }
+        self.poll_ack(now)
+    }
+
+    fn poll_ack(&mut self, now: Time) -> Option<Ack> {
         let n = self.subflows.len();
         debug_assert_eq!(
             self.ack_due,
@@ -195,10 +208,6 @@ impl ReceiverConnection {
                 .fold(0, |m, p| m | 1 << p),
             "ack_due out of date"
         );
-        // Most calls find nothing due (the driver asks after every segment).
-        if self.ack_due == 0 {
-            return None;
-        }
         // The first subflow wanting an ACK from `ack_turn` on, round robin.
         let p = crate::pathmask::rotation(self.ack_due, self.ack_turn.min(n)).next()?;
         self.ack_turn = if p + 1 < n { p + 1 } else { 0 };

@@ -574,7 +574,36 @@ impl SenderConnection {
     // ---- output --------------------------------------------------------------------------
 
     /// The next segment to put on the wire, if any may be sent now.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
+        // The last call of every push finds nothing to do (a third of all calls in a bulk
+        // run): answered here, inlined into the driver, without the full step.
+        if self.nothing_to_send() {
+            #[cfg(debug_assertions)]
+            {
+                let out = self.poll_steps(now);
+                debug_assert!(out.is_none(), "the fast exit missed a transmission");
+            }
+            return None;
+        }
+        self.poll_steps(now)
+    }
+
+    /// `poll_step` has nothing to do: no subflow to bring up to date or with a
+    /// retransmission (`poll_due`), no write queue, re-push or reinjection, no subflow that
+    /// may carry new data, and a scheduler that does not queue ahead. Each check is one of
+    /// `poll_step`'s, which then returns `None` without changing anything.
+    #[inline]
+    fn nothing_to_send(&self) -> bool {
+        !(0..self.subflows.len()).any(|p| self.may_carry(p as PathId))
+            && self.poll_due == 0
+            && self.wq_busy == 0
+            && self.repush.is_empty()
+            && !self.meta.reinject_pending()
+            && !self.sched.queues_ahead()
+    }
+
+    fn poll_steps(&mut self, now: Time) -> Option<(DataSegment, TxKind)> {
         // A step that only cleared something (an acknowledged queue entry, a dropped
         // reinjection, a push or an F-RTO wait that ended) asks for another one. A loop, not
         // a recursive call: thousands of such steps at one instant overflowed the stack.
@@ -867,19 +896,18 @@ impl SenderConnection {
         seg: SegNo,
         from_queue: bool,
     ) -> (DataSegment, TxKind) {
-        // The fields used, not a copy of the whole record (its send times are most of it).
-        let (dsn, len, end, tx_mask) = self
+        // One lookup of the record: it is updated and returns what it was.
+        let (dsn, len, tx_mask) = self
             .meta
-            .seg(seg)
-            .map(|r| (r.dsn, r.len, r.end(), r.tx_mask))
+            .on_transmit_wire(seg, path, now)
             .expect("segment in the buffer");
+        let end = dsn + u64::from(len);
         let p = path as usize;
         if from_queue {
             self.info[p].queued = self.info[p].queued.saturating_sub(u64::from(len));
         }
         let reinject = tx_mask & !(1u8 << path) != 0;
         let first_on_path = self.subflows[p].bytes_sent() == 0;
-        self.meta.on_transmit_wire(seg, path, now);
         self.window_used
             .record(end.saturating_sub(self.meta.data_ack()));
         let d = self.subflows[p].send_new(now, seg, dsn, len);

@@ -129,6 +129,7 @@ impl Workload {
     }
     /// Whether [`Workload::finished`] can ever be true: not for bulk, which only stops at its
     /// time (the event loop then skips asking after every event).
+    #[inline]
     pub fn may_finish(&self) -> bool {
         self.stream.is_some() || !self.is_bulk()
     }
@@ -197,7 +198,21 @@ impl Workload {
 
     /// In-order delivery reached `upto`. Returns the next request to issue (index, time) when
     /// a chunk completed and another one follows.
+    #[inline]
     pub fn on_delivered(
+        &mut self,
+        upto: u64,
+        now: Time,
+        rec: &mut Recorder,
+    ) -> Option<(u32, Time)> {
+        // Bulk: nothing to do, decided where the call is (once per delivering segment).
+        if !self.may_finish() {
+            return None;
+        }
+        self.on_delivered_finite(upto, now, rec)
+    }
+
+    fn on_delivered_finite(
         &mut self,
         upto: u64,
         now: Time,

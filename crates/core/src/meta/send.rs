@@ -850,22 +850,28 @@ impl SendBuffer {
 
     /// [`SendBuffer::on_transmit`] then [`SendBuffer::on_wire`], with one lookup of the record
     /// (the connection does both for every segment it sends).
+    /// Returns the segment's DSN, length and `tx_mask` before this transmission (`None`
+    /// when it is no longer in the buffer), which the caller would otherwise look up first.
     #[inline(always)]
-    pub fn on_transmit_wire(&mut self, no: SegNo, p: PathId, now: Time) {
-        self.record_transmit(no, p, now, true);
+    pub fn on_transmit_wire(&mut self, no: SegNo, p: PathId, now: Time) -> Option<(u64, u32, u8)> {
+        self.record_transmit(no, p, now, true)
     }
 
     #[inline(always)]
-    fn record_transmit(&mut self, no: SegNo, p: PathId, now: Time, wire: bool) {
+    fn record_transmit(
+        &mut self,
+        no: SegNo,
+        p: PathId,
+        now: Time,
+        wire: bool,
+    ) -> Option<(u64, u32, u8)> {
         // A subflow may resend a segment the data-ACK has freed already (upstream Linux's
         // timed-out subflow keeps retransmitting what another subflow delivered): nothing to
         // record then.
-        let Some(s) = no
+        let s = no
             .checked_sub(self.base)
-            .and_then(|i| self.segs.get_mut(i as usize))
-        else {
-            return;
-        };
+            .and_then(|i| self.segs.get_mut(i as usize))?;
+        let before = (s.dsn, s.len, s.tx_mask);
         let first_send = !s.sent();
         self.high_touched = self.high_touched.max(Some(no));
         if !first_send && s.tx_mask & !(1u8 << p) != 0 && !s.sent_on(p) {
@@ -899,6 +905,7 @@ impl SendBuffer {
                 runs_remove(r, no);
             }
         }
+        Some(before)
     }
 
     /// Segment `no` was committed to path `p`'s write queue but never left: it goes back to the
