@@ -461,7 +461,7 @@ impl<'a> World<'a> {
 
     /// Re-arms a timer slot when the endpoint's deadline changed. `t` is the new deadline
     /// (`None`: disarmed); a deadline in the past fires now.
-    #[inline]
+    #[inline(always)]
     fn set_timer(&mut self, slot: usize, t: Option<Time>) {
         let current = self.slots[slot];
         if t != (current != NO_EVENT).then(|| key_time(current)) {
