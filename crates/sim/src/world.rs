@@ -518,6 +518,7 @@ impl<'a> World<'a> {
         let mut progress = (Time::ZERO, 0u64);
         // A bulk run ends only by time: no need to ask after every event.
         let may_finish = self.workload.may_finish();
+        let may_stall = !self.workload.is_bulk();
         while let Some((t, ev)) = self.pop_event() {
             if t > stop_at {
                 self.truncated = self.workload.stop_time().is_none_or(|s| s > self.max_time);
@@ -535,18 +536,22 @@ impl<'a> World<'a> {
                 self.failure = Some("interrupted".into());
                 break;
             }
-            if matches!(ev, Ev::Request(_)) || self.rec.delivered_bytes != progress.1 {
-                progress = (t, self.rec.delivered_bytes);
-            } else if self.workload.outstanding() && t.0 - progress.0 .0 > STALL_AFTER.0 {
-                self.truncated = true;
-                self.now = t;
-                self.failure = Some(format!(
-                    "stalled: no data delivered for {} s",
-                    STALL_AFTER.as_secs_f64().round()
-                ));
-                break;
+            // Bulk never has a chunk outstanding, so never a stall to detect.
+            debug_assert!(may_stall || !self.workload.outstanding());
+            if may_stall {
+                if matches!(ev, Ev::Request(_)) || self.rec.delivered_bytes != progress.1 {
+                    progress = (t, self.rec.delivered_bytes);
+                } else if self.workload.outstanding() && t.0 - progress.0 .0 > STALL_AFTER.0 {
+                    self.truncated = true;
+                    self.now = t;
+                    self.failure = Some(format!(
+                        "stalled: no data delivered for {} s",
+                        STALL_AFTER.as_secs_f64().round()
+                    ));
+                    break;
+                }
             }
-            if ev == Ev::Sample {
+            if matches!(ev, Ev::Sample) {
                 // Samples observe and never count as events; once nothing else is pending they
                 // stop, so that they cannot keep a finished (or stuck) run going.
                 if self.idle() {
