@@ -127,7 +127,17 @@ impl Workload {
         // A stream's request only opens the connection; its data comes from `tick`.
         vec![(0, Time::ZERO)]
     }
+    /// Whether [`Workload::finished`] can ever be true: not for bulk, which only stops at its
+    /// time (the event loop then skips asking after every event).
+    #[inline]
+    pub fn may_finish(&self) -> bool {
+        self.stream.is_some() || !self.is_bulk()
+    }
     pub fn finished(&self) -> bool {
+        debug_assert!(self.may_finish() || !self.finished_slow());
+        self.finished_slow()
+    }
+    fn finished_slow(&self) -> bool {
         if let Some(s) = &self.stream {
             return s.done();
         }
@@ -188,7 +198,21 @@ impl Workload {
 
     /// In-order delivery reached `upto`. Returns the next request to issue (index, time) when
     /// a chunk completed and another one follows.
+    #[inline]
     pub fn on_delivered(
+        &mut self,
+        upto: u64,
+        now: Time,
+        rec: &mut Recorder,
+    ) -> Option<(u32, Time)> {
+        // Bulk: nothing to do, decided where the call is (once per delivering segment).
+        if !self.may_finish() {
+            return None;
+        }
+        self.on_delivered_finite(upto, now, rec)
+    }
+
+    fn on_delivered_finite(
         &mut self,
         upto: u64,
         now: Time,

@@ -336,7 +336,9 @@ impl RecvBuffer {
     }
 
     fn integrate(&mut self, now: Time) {
-        if let Some(t) = self.ofo_since {
+        // An empty queue adds +0.0, which leaves the (non-negative) integral as it is: skip
+        // the two conversions and the product for every in-order segment.
+        if let (Some(t), true) = (self.ofo_since, self.ofo_bytes != 0) {
             self.ofo_integral += now.saturating_since(t).0 as f64 * self.ofo_bytes as f64;
         }
         self.ofo_since = Some(now);

@@ -529,21 +529,31 @@ impl SendBuffer {
 
     /// Lowest unsent segment of `chunk` (the head end). Amortized O(1).
     pub fn first_unsent(&mut self, chunk: u64) -> Option<SegNo> {
-        let base = self.base;
         let ci = self.chunk_index(chunk)?;
-        let c = self.chunks[ci];
+        self.first_unsent_at(ci)
+    }
+
+    /// [`SendBuffer::first_unsent`] of the chunk at index `ci` of `chunks`.
+    fn first_unsent_at(&mut self, ci: usize) -> Option<SegNo> {
+        let base = self.base;
+        // In place, not a copy of the chunk: this runs once per segment sent.
+        let c = &mut self.chunks[ci];
         if c.unsent_bytes == 0 {
             return None;
         }
+        let end = c.end;
         let mut n = c.head_unsent.max(base);
-        while n < c.end && self.segs[(n - base) as usize].sent() {
+        while n < end && self.segs[(n - base) as usize].sent() {
             n += 1;
         }
-        self.chunks[ci].head_unsent = n;
-        if n < c.end && self.segs[(n - base) as usize].len > self.mss {
+        c.head_unsent = n;
+        if n >= end {
+            return None;
+        }
+        if self.segs[(n - base) as usize].len > self.mss {
             self.carry_excess(n);
         }
-        (n < c.end).then_some(n)
+        Some(n)
     }
 
     /// Highest unsent segment of `chunk` (the tail end). Amortized O(1) between appends.
@@ -566,8 +576,9 @@ impl SendBuffer {
     /// The first unsent segment over all chunks, in DSN order (what MinRTT-style schedulers
     /// send next).
     pub fn next_unsent(&mut self) -> Option<SegNo> {
-        let id = self.first_chunk_with_unsent()?.id;
-        self.first_unsent(id)
+        // The index of the chunk, not its id looked up again.
+        let ci = self.chunks.iter().position(|c| c.unsent_bytes > 0)?;
+        self.first_unsent_at(ci)
     }
 
     fn chunk_index(&self, id: u64) -> Option<usize> {
@@ -834,15 +845,33 @@ impl SendBuffer {
     /// path carried it before.
     #[inline(always)]
     pub fn on_transmit(&mut self, no: SegNo, p: PathId, now: Time) {
+        self.record_transmit(no, p, now, false);
+    }
+
+    /// [`SendBuffer::on_transmit`] then [`SendBuffer::on_wire`], with one lookup of the record
+    /// (the connection does both for every segment it sends).
+    /// Returns the segment's DSN, length and `tx_mask` before this transmission (`None`
+    /// when it is no longer in the buffer), which the caller would otherwise look up first.
+    #[inline(always)]
+    pub fn on_transmit_wire(&mut self, no: SegNo, p: PathId, now: Time) -> Option<(u64, u32, u8)> {
+        self.record_transmit(no, p, now, true)
+    }
+
+    #[inline(always)]
+    fn record_transmit(
+        &mut self,
+        no: SegNo,
+        p: PathId,
+        now: Time,
+        wire: bool,
+    ) -> Option<(u64, u32, u8)> {
         // A subflow may resend a segment the data-ACK has freed already (upstream Linux's
         // timed-out subflow keeps retransmitting what another subflow delivered): nothing to
         // record then.
-        let Some(s) = no
+        let s = no
             .checked_sub(self.base)
-            .and_then(|i| self.segs.get_mut(i as usize))
-        else {
-            return;
-        };
+            .and_then(|i| self.segs.get_mut(i as usize))?;
+        let before = (s.dsn, s.len, s.tx_mask);
         let first_send = !s.sent();
         self.high_touched = self.high_touched.max(Some(no));
         if !first_send && s.tx_mask & !(1u8 << p) != 0 && !s.sent_on(p) {
@@ -863,6 +892,9 @@ impl SendBuffer {
         }
         s.tx_mask |= 1 << p;
         s.set_tx_time(p as usize, Some(now));
+        if wire {
+            s.wire_mask |= 1 << p;
+        }
         if first_send {
             self.sent_bits.set(no, true);
             let (len, chunk) = (s.len as u64, s.chunk);
@@ -873,6 +905,7 @@ impl SendBuffer {
                 runs_remove(r, no);
             }
         }
+        Some(before)
     }
 
     /// Segment `no` was committed to path `p`'s write queue but never left: it goes back to the

@@ -209,20 +209,11 @@ impl SubflowReceiver {
         let had_holes = !self.ooo.is_empty();
         if start <= self.rcv_nxt {
             self.rcv_nxt = end;
-            // Pull in out-of-order data that is now contiguous.
-            if let Some((s, e)) = self.ooo.first() {
-                if s <= self.rcv_nxt {
-                    self.rcv_nxt = self.rcv_nxt.max(e);
-                    self.ooo.remove_below(self.rcv_nxt);
-                }
-            }
             if had_holes {
-                self.ack_now = true; // RFC 5681 §4.2: ACK at once when a hole is filled.
+                self.fill_hole();
             }
         } else {
-            self.ooo.insert(start, end);
-            self.note_recent(start);
-            self.ack_now = true; // out-of-order: immediate duplicate ACK carrying SACK.
+            self.out_of_order(start, end);
         }
         if seg.len >= self.mss {
             self.unacked_segments += 1;
@@ -239,6 +230,28 @@ impl SubflowReceiver {
             self.delack_deadline = Some(now + DELACK_TIMEOUT);
         }
         SegmentVerdict::New
+    }
+
+    /// In-order data arrived while out-of-order data waits: pull in what is now contiguous.
+    /// Out of line, as `out_of_order`: the in-order path of every segment stays small (when
+    /// the B-tree code was inlined into `on_segment`, every segment paid for it).
+    #[inline(never)]
+    fn fill_hole(&mut self) {
+        if let Some((s, e)) = self.ooo.first() {
+            if s <= self.rcv_nxt {
+                self.rcv_nxt = self.rcv_nxt.max(e);
+                self.ooo.remove_below(self.rcv_nxt);
+            }
+        }
+        self.ack_now = true; // RFC 5681 §4.2: ACK at once when a hole is filled.
+    }
+
+    /// A segment beyond `rcv_nxt`: it waits in the out-of-order queue.
+    #[inline(never)]
+    fn out_of_order(&mut self, start: u64, end: u64) {
+        self.ooo.insert(start, end);
+        self.note_recent(start);
+        self.ack_now = true; // out-of-order: immediate duplicate ACK carrying SACK.
     }
 
     fn note_recent(&mut self, start: u64) {

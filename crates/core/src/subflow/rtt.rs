@@ -32,6 +32,9 @@ pub struct RttEstimator {
     min_rto: Duration,
     /// Number of consecutive RTO expiries (`icsk_backoff`).
     backoff: u32,
+    /// [`RttEstimator::rto`] as of the last change of `srtt`, `rttvar4` or `backoff`: the
+    /// subflow reads it two or three times per segment (timers), it changes once per ACK.
+    rto: Duration,
 }
 
 /// RFC 6298 §2.1 and Linux `TCP_TIMEOUT_INIT`: before any sample, RTO = 1 s.
@@ -51,6 +54,7 @@ impl RttEstimator {
             latest: None,
             min_rto,
             backoff: 0,
+            rto: INITIAL_RTO,
         }
     }
 
@@ -104,11 +108,22 @@ impl RttEstimator {
         }
         // A valid sample after backoff resets it (`tcp_ack_update_rtt`, RFC 6298 §5.7).
         self.backoff = 0;
+        self.rto = self.compute_rto();
     }
 
     /// `__tcp_set_rto`: srtt + rttvar (1 s before any sample), backed off by 2^backoff and
     /// capped at `TCP_RTO_MAX` (`inet_csk_rto_backoff`).
+    #[inline]
     pub fn rto(&self) -> Duration {
+        debug_assert_eq!(
+            self.rto,
+            self.compute_rto(),
+            "a change bypassed the RTO cache"
+        );
+        self.rto
+    }
+
+    fn compute_rto(&self) -> Duration {
         let base = match self.srtt {
             None => INITIAL_RTO,
             Some(s) => s + Duration(self.rttvar4),
@@ -126,6 +141,7 @@ impl RttEstimator {
 
     pub fn on_rto_expired(&mut self) {
         self.backoff = self.backoff.saturating_add(1);
+        self.rto = self.compute_rto();
     }
 
     pub fn srtt(&self) -> Option<Duration> {

@@ -740,11 +740,16 @@ impl SubflowSender {
         // F-RTO step 2.b: the new data is out; retransmissions are decided by the next ACK.
         self.frto_new_data = false;
         // tcp_event_new_data_sent: the RTO starts with the first segment out, and takes over
-        // from a pending probe; tcp_write_xmit then schedules the probe again.
-        if prior_packets == 0 || self.timer_is(TimerKind::Probe) {
+        // from a pending probe; tcp_write_xmit then schedules the probe again. In the Open
+        // state the probe replaces that RTO at once (it reads neither the timer nor anything
+        // arming the RTO changes), so the RTO is only armed outside it: two RTO computations
+        // per segment saved.
+        if self.is_open() {
+            let probe = self.schedule_loss_probe(now, false);
+            debug_assert!(probe, "the board holds the segment just sent");
+        } else if prior_packets == 0 || self.timer_is(TimerKind::Probe) {
             self.rearm_rto(now);
         }
-        self.schedule_loss_probe(now, false);
         // tcp_write_xmit after its loop: `is_cwnd_limited |= packets in flight >= cwnd`, then
         // tcp_cwnd_validate. One call per segment leaves the state one call per loop would
         // (within a window the largest `packets_out` and any full window are kept).
@@ -1205,7 +1210,10 @@ impl SubflowSender {
                     out.newly_acked_window += self.mss as u64;
                 }
             }
-            self.sacked.remove_below(cum);
+            // Nothing SACKed (the usual case): no B-tree walk.
+            if !self.sacked.is_empty() {
+                self.sacked.remove_below(cum);
+            }
             self.loss_ptr = self.loss_ptr.max(self.front_no);
         }
         self.bytes_acked += out.newly_acked_bytes;
