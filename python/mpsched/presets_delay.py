@@ -461,7 +461,9 @@ def stms_fig11_claims(df: Any) -> list:
 # ---- stms-fig12 (gap after a delay change) ------------------------------------------------------
 
 MSS_MPTCP = 1420  # bytes per segment for every multipath scheduler (docs/scenarios.md)
-HEADER_BYTES = 72  # per data packet on the wire (`packet::HEADER_BYTES` in the engine)
+# A full MPTCP segment on a constant-rate link: 1,420 bytes of payload in a 1,514-byte frame
+# (80 bytes of IP/TCP headers and options, 14 of Ethernet; crates/sim/src/framing.rs).
+FRAME_BYTES = 1514
 CHANGE_AT_S = 10.0
 
 
@@ -487,7 +489,7 @@ def gap_runs(duration: str = "16s") -> list[dict[str, Any]]:
     from .traces import to_json
 
     cases = [("a: WiFi 20 -> 5 ms", 0, 0.005), ("b: LTE 200 -> 100 ms", 1, 0.100)]
-    b_f = 30e6 / 8 * MSS_MPTCP / (MSS_MPTCP + HEADER_BYTES)  # payload bytes/s of the fast path
+    b_f = 30e6 / 8 * MSS_MPTCP / FRAME_BYTES  # payload bytes/s of the fast path
     out = []
     for label, path, new in cases:
         sc = {"path": _stms_paths("200ms"), "workload": {"kind": "bulk", "duration": duration}}

@@ -1,8 +1,8 @@
 //! What crosses a path: data segments forward, acknowledgements backward.
 //!
-//! These are the logical contents of a packet; the simulator moves them as values and the real
-//! transport (crates/net, on the roadmap) encodes them with `wire/`. `wire_len` is what a link
-//! is charged for.
+//! These are the logical contents of a packet; the simulator moves them as values. What a link
+//! is charged for each is the bytes Linux puts on the wire: the header sizes below, plus what
+//! the link itself counts (crates/sim/src/framing.rs).
 
 /// Index of a path/subflow within a connection (0-based, stable for the connection's life).
 pub type PathId = u8;
@@ -10,11 +10,22 @@ pub type PathId = u8;
 /// Most paths a connection can have (per-segment records keep one timestamp per path).
 pub const MAX_PATHS: usize = 8;
 
-/// TCP/IP + MPTCP DSS + timestamp overhead charged on the wire per packet, bytes.
-/// 20 (IPv4) + 20 (TCP) + 12 (timestamps) + 20 (DSS mapping with data-ACK) = 72.
-pub const HEADER_BYTES: u32 = 72;
-/// Size of a pure ACK on the wire: headers + up to 3 SACK blocks (2 + 3*8 = 26, padded 28).
-pub const ACK_BYTES: u32 = HEADER_BYTES + 28;
+/// IPv4 and TCP headers without options, bytes.
+pub const IP_TCP_HEADER_BYTES: u32 = 40;
+/// The timestamps option Linux puts on every segment (10, padded to 12).
+pub const TIMESTAMP_OPTION_BYTES: u32 = 12;
+/// The MPTCP DSS option of a data segment as Linux 6.18 sends it (mapping and data-ACK, 28):
+/// with the timestamps, 40 bytes of options leave 1,420 bytes of payload in a 1,500-byte MTU.
+pub const DSS_OPTION_BYTES: u32 = 28;
+/// A pure ACK: headers and the most options TCP carries (40: timestamps with SACK blocks, or
+/// with MPTCP's data-ACK).
+pub const ACK_HEADER_BYTES: u32 = IP_TCP_HEADER_BYTES + 40;
+
+/// Headers and options of a data segment at the IP layer, bytes: 52 for plain TCP (1,448 bytes
+/// of payload fill a 1,500-byte MTU), 80 for MPTCP (1,420 bytes do).
+pub const fn data_header_bytes(mptcp: bool) -> u32 {
+    IP_TCP_HEADER_BYTES + TIMESTAMP_OPTION_BYTES + if mptcp { DSS_OPTION_BYTES } else { 0 }
+}
 
 /// A data segment on one subflow: subflow sequence space plus the DSN mapping.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,9 +50,6 @@ pub struct DataSegment {
 impl DataSegment {
     pub fn end(&self) -> u64 {
         self.seq + self.len as u64
-    }
-    pub fn wire_len(&self) -> u32 {
-        self.len + HEADER_BYTES
     }
 }
 
@@ -90,9 +98,6 @@ impl Ack {
     pub fn sack_blocks(&self) -> &[SackBlock] {
         &self.sack[..self.nsack as usize]
     }
-    pub fn wire_len(&self) -> u32 {
-        ACK_BYTES
-    }
 }
 
 /// A packet handed to the network: the driver sends `packet` on path `path`.
@@ -107,12 +112,6 @@ impl Packet {
         match self {
             Packet::Data(d) => d.path,
             Packet::Ack(a) => a.path,
-        }
-    }
-    pub fn wire_len(&self) -> u32 {
-        match self {
-            Packet::Data(d) => d.wire_len(),
-            Packet::Ack(a) => a.wire_len(),
         }
     }
 }

@@ -5,8 +5,8 @@
 //! scenario's transport with its own congestion control), its data on the path's forward link
 //! and its ACKs on the reverse link, queued with the connection's own packets. It starts at
 //! time 0 beside the connection (no handshake) and always has data to send. The CBR load is
-//! full-size packets (the connection's largest, 1,472-1,500 bytes on the wire) at exact
-//! intervals on the forward link; the far end discards them.
+//! full-size packets (a 1,500-byte IP packet, framed as the link frames it: 1,514 bytes on a
+//! constant-rate link) at exact intervals on the forward link; the far end discards them.
 //!
 //! The world drives these endpoints exactly as it drives the connection's (see `world.rs`);
 //! their timers are ordinary events that carry the deadline they were set for, so a timer the
@@ -68,13 +68,15 @@ pub fn flows(sc: &Scenario, mss: u32) -> Vec<CrossFlow> {
     out
 }
 
-/// Interval between CBR packets of `packet_bytes` on each path (`None`: no CBR load there).
-pub fn cbr_intervals(sc: &Scenario, packet_bytes: u32) -> Vec<Option<Duration>> {
+/// Interval between CBR packets of `packet_bytes[p]` (on the wire) on each path `p` (`None`:
+/// no CBR load there).
+pub fn cbr_intervals(sc: &Scenario, packet_bytes: &[u32]) -> Vec<Option<Duration>> {
     sc.paths
         .iter()
-        .map(|p| {
+        .zip(packet_bytes)
+        .map(|(p, &bytes)| {
             (p.cross.cbr_bps > 0.0).then(|| {
-                let ns = f64::from(packet_bytes) * 8.0 / p.cross.cbr_bps * 1e9;
+                let ns = f64::from(bytes) * 8.0 / p.cross.cbr_bps * 1e9;
                 Duration((ns.round() as u64).max(1))
             })
         })

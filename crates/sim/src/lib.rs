@@ -5,6 +5,7 @@
 //! returns the result object of DESIGN.md ("Metrics").
 
 pub mod cross;
+pub mod framing;
 pub mod link;
 pub mod metrics;
 pub mod oracle;
@@ -156,15 +157,12 @@ fn check_scenario(sc: &Scenario) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Largest IP packet any link carries (Ethernet MTU).
-pub const MTU_BYTES: u32 = 1500;
-
 /// The payload per data segment: `transport.mss`, clamped on a scenario with a trace link so
-/// that a data packet (`HEADER_BYTES` of headers and options) fits one 1,500-byte MTU, as it
-/// must to fit mahimahi's delivery opportunity of 1,504 bytes (`PACKET_SIZE`,
+/// that a data packet (with `mptcp`'s headers, [`framing`]) fits one 1,500-byte MTU, as it must
+/// to fit mahimahi's delivery opportunity of 1,504 bytes (`PACKET_SIZE`,
 /// src/frontend/link_queue.hh, which refuses larger packets). One MSS per connection (the core
 /// has one), so a trace link on any path clamps them all.
-pub fn effective_mss(sc: &Scenario) -> u32 {
+pub fn effective_mss(sc: &Scenario, mptcp: bool) -> u32 {
     debug_assert!(
         sc.transport.mss != scenario::MSS_BY_SCHEDULER,
         "effective_mss needs a scenario resolved for its scheduler (Scenario::resolved_for)"
@@ -174,9 +172,7 @@ pub fn effective_mss(sc: &Scenario) -> u32 {
         .iter()
         .any(|p| p.forward.trace.is_some() || p.reverse.trace.is_some());
     if traced {
-        sc.transport
-            .mss
-            .min(MTU_BYTES - mpsched_core::packet::HEADER_BYTES)
+        sc.transport.mss.min(framing::max_payload(mptcp))
     } else {
         sc.transport.mss
     }
@@ -302,10 +298,11 @@ fn run_inner(
     let sched = build_scheduler(sc, scheduler)?;
     let t = &sc.transport;
     let npaths = sc.paths.len();
-    let mss = effective_mss(sc);
+    let mptcp = !sched.single_path();
+    let mss = effective_mss(sc, mptcp);
     let (sender, mut receiver) = endpoints(t, npaths, mss, &t.cc, sched);
     receiver.set_policy(build_receiver_policy(sc, split_receiver(sc, scheduler).1)?);
-    let mut world = World::new(sc, &traces, sender, receiver, seed, trace);
+    let mut world = World::new(sc, &traces, sender, receiver, seed, trace, mptcp);
     world.run();
     Ok(result_json(
         sc,
@@ -567,7 +564,7 @@ fn result_json(sc: &Scenario, scheduler: &str, seed: u64, w: &World<'_>, wall: f
     );
     // Shi et al., USENIX ATC 2018, §5.1.2: fast-path burstiness as the free congestion window (in segments) the
     // sender sees when an ACK arrives.
-    let mss = effective_mss(sc) as f64;
+    let mss = f64::from(w.mss);
     o.insert(
         "burstiness_by_path".into(),
         by_path(&|i| {

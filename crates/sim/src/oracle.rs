@@ -235,7 +235,8 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
     let mut s = Search {
         sc,
         seed,
-        mss: crate::effective_mss(sc) as u64,
+        // The fixed split runs as MPTCP.
+        mss: u64::from(crate::effective_mss(sc, true)),
         size,
         memo: HashMap::new(),
         runs: 0,
@@ -298,7 +299,8 @@ pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), Sim
     let mut s = Search {
         sc,
         seed,
-        mss: crate::effective_mss(sc) as u64,
+        // The fixed split runs as MPTCP.
+        mss: u64::from(crate::effective_mss(sc, true)),
         size,
         memo: HashMap::new(),
         runs: 0,

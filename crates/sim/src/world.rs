@@ -29,7 +29,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use mpsched_core::packet::{Ack, DataSegment, PathId, HEADER_BYTES};
+use mpsched_core::packet::{data_header_bytes, Ack, DataSegment, PathId, ACK_HEADER_BYTES};
 use mpsched_core::receiver::{Arrival, ReceiverConnection};
 use mpsched_core::sender::{SenderConnection, TxKind};
 use mpsched_core::time::Time;
@@ -78,18 +78,20 @@ pub enum Ctl {
 pub const REQUEST_BYTES: u32 = 100;
 
 impl Ctl {
-    /// Wire bytes: IPv4 + TCP headers (40), then the options Linux sends: a SYN or SYN/ACK
+    /// IP-layer bytes: IPv4 + TCP headers (40), then the options Linux sends: a SYN or SYN/ACK
     /// carries MSS, SACK-permitted, timestamps and window scale (20) plus MP_CAPABLE (4 on the
     /// SYN, 12 on the SYN/ACK) or MP_JOIN (12 / 16); the third ACK has timestamps (12) and
     /// MP_CAPABLE's keys (20) or MP_JOIN's HMAC (24). Small differences between the
-    /// initial and joined handshakes are below a microsecond on any link, so one size each.
-    fn wire_len(self) -> u32 {
+    /// initial and joined handshakes are below a microsecond on any link, so one size each. The
+    /// request is a data segment (`data_header`, [`data_header_bytes`]); the link adds its own
+    /// framing ([`crate::framing`]).
+    fn wire_len(self, data_header: u32) -> u32 {
         match self {
             Ctl::Syn => 72,
             Ctl::SynAck => 76,
             Ctl::HandshakeAck(false) => 76,
-            Ctl::HandshakeAck(true) | Ctl::Request(_) => HEADER_BYTES + REQUEST_BYTES,
-            Ctl::RequestAck => mpsched_core::packet::ACK_BYTES,
+            Ctl::HandshakeAck(true) | Ctl::Request(_) => data_header + REQUEST_BYTES,
+            Ctl::RequestAck => ACK_HEADER_BYTES,
         }
     }
 }
@@ -159,6 +161,10 @@ struct SimPath {
     rev_loss: f64,
     fwd_rng: Pcg64,
     rev_rng: Pcg64,
+    /// Bytes each link adds to an IP packet (Ethernet or mahimahi's TUN header,
+    /// [`crate::framing::link_layer_bytes`]).
+    fwd_l2: u32,
+    rev_l2: u32,
 }
 
 /// An event key, (time << 64) | sequence number, so that one comparison orders two events.
@@ -267,7 +273,12 @@ pub struct World<'a> {
     /// Competing TCP flows, CBR intervals by path, their loss draws and totals (`cross.rs`).
     pub(crate) cross: Vec<CrossFlow>,
     cbr: Vec<Option<mpsched_core::time::Duration>>,
-    cbr_bytes: u32,
+    /// A CBR packet's size on each path's forward link: a full IP packet and its framing.
+    cbr_bytes: Vec<u32>,
+    /// IP-layer headers of the connection's data segments ([`data_header_bytes`]).
+    data_header: u32,
+    /// The connection's payload per segment ([`crate::effective_mss`]).
+    pub(crate) mss: u32,
     cross_rng: Pcg64,
     pub(crate) cross_stats: CrossStats,
 }
@@ -280,24 +291,29 @@ impl<'a> World<'a> {
         receiver: ReceiverConnection,
         seed: u64,
         trace: Option<&'a mut PacketTrace>,
+        mptcp: bool,
     ) -> Self {
         // Every random source derives from the run's seed in a fixed order: path by path,
         // forward then reverse.
         let mut master = Pcg64::seed_from_u64(seed);
-        let mtu = crate::effective_mss(sc) + HEADER_BYTES;
+        let mss = crate::effective_mss(sc, mptcp);
+        let data_header = data_header_bytes(mptcp);
+        let l2 = |t: &Option<_>| crate::framing::link_layer_bytes(t.is_some());
         let paths = sc
             .paths
             .iter()
             .zip(traces)
             .map(|(p, (tf, tr))| SimPath {
-                fwd: Link::new(&p.forward, tf.clone(), mtu),
-                rev: Link::new(&p.reverse, tr.clone(), mtu),
+                fwd: Link::new(&p.forward, tf.clone(), mss + data_header + l2(tf)),
+                rev: Link::new(&p.reverse, tr.clone(), mss + data_header + l2(tr)),
                 fwd_prop: VecDeque::new(),
                 rev_prop: VecDeque::new(),
                 fwd_loss: p.forward.loss,
                 rev_loss: p.reverse.loss,
                 fwd_rng: Pcg64::seed_from_u64(master.gen()),
                 rev_rng: Pcg64::seed_from_u64(master.gen()),
+                fwd_l2: l2(tf),
+                rev_l2: l2(tr),
                 synack_sent: None,
                 ctl_attempts: 0,
                 established: None,
@@ -326,7 +342,11 @@ impl<'a> World<'a> {
         let workload_rng = Pcg64::seed_from_u64(master.gen());
         // Likewise after the workload's.
         let cross_rng = Pcg64::seed_from_u64(master.gen());
-        let cross = crate::cross::flows(sc, crate::effective_mss(sc));
+        let cross = crate::cross::flows(sc, mss);
+        let cbr_bytes: Vec<u32> = paths
+            .iter()
+            .map(|p| crate::framing::MTU_BYTES + p.fwd_l2)
+            .collect();
         // No subflow carries data before its handshake completes at the server.
         for p in 0..npaths {
             sender.set_subflow_pending(p as PathId);
@@ -363,8 +383,10 @@ impl<'a> World<'a> {
             joins_sent: false,
             sent_on_initial: 0,
             cross,
-            cbr: crate::cross::cbr_intervals(sc, mtu),
-            cbr_bytes: mtu,
+            cbr: crate::cross::cbr_intervals(sc, &cbr_bytes),
+            cbr_bytes,
+            data_header,
+            mss,
             cross_rng,
             cross_stats: CrossStats {
                 drops: vec![0; npaths],
@@ -641,7 +663,8 @@ impl<'a> World<'a> {
                         return;
                     }
                     Down::Cbr => {
-                        self.cross_stats.cbr_delivered[p as usize] += u64::from(self.cbr_bytes);
+                        self.cross_stats.cbr_delivered[p as usize] +=
+                            u64::from(self.cbr_bytes[p as usize]);
                         return;
                     }
                     Down::Ctl(Ctl::SynAck) => {
@@ -745,8 +768,7 @@ impl<'a> World<'a> {
             Ev::Cbr(p) => {
                 let every = self.cbr[p as usize].expect("a CBR path");
                 self.schedule(self.now + every, Ev::Cbr(p));
-                let len = self.cbr_bytes;
-                self.send_cross(p, Down::Cbr, len);
+                self.send_cross(p, Down::Cbr, crate::framing::MTU_BYTES);
             }
             Ev::Sample => unreachable!("handled by the event loop"),
         }
@@ -792,7 +814,8 @@ impl<'a> World<'a> {
     fn send_up(&mut self, p: u8, c: Ctl) {
         let now = self.now;
         let path = &mut self.paths[p as usize];
-        let r = path.rev.enqueue(now, Up::Ctl(c), c.wire_len(), false);
+        let len = c.wire_len(self.data_header) + path.rev_l2;
+        let r = path.rev.enqueue(now, Up::Ctl(c), len, false);
         match r.service_at() {
             Some(t) => self.schedule_slot(path_slot(p, REV_SERVICE), t),
             None if !r.accepted() => self.retry_ctl(p, true, c),
@@ -804,7 +827,8 @@ impl<'a> World<'a> {
     fn send_down(&mut self, p: u8, c: Ctl) {
         let now = self.now;
         let path = &mut self.paths[p as usize];
-        let r = path.fwd.enqueue(now, Down::Ctl(c), c.wire_len(), false);
+        let len = c.wire_len(self.data_header) + path.fwd_l2;
+        let r = path.fwd.enqueue(now, Down::Ctl(c), len, false);
         match r.service_at() {
             Some(t) => self.schedule_slot(path_slot(p, FWD_SERVICE), t),
             None if !r.accepted() => self.retry_ctl(p, false, c),
@@ -903,9 +927,8 @@ impl<'a> World<'a> {
             }
             let path = &mut self.paths[p];
             let lose = path.fwd_loss > 0.0 && path.fwd_rng.gen::<f64>() < path.fwd_loss;
-            let r = path
-                .fwd
-                .enqueue(self.now, Down::Data(seg), seg.wire_len(), lose);
+            let len = seg.len + self.data_header + path.fwd_l2;
+            let r = path.fwd.enqueue(self.now, Down::Data(seg), len, lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, FWD_SERVICE), t);
             }
@@ -920,9 +943,8 @@ impl<'a> World<'a> {
             let p = ack.path as usize;
             let path = &mut self.paths[p];
             let lose = path.rev_loss > 0.0 && path.rev_rng.gen::<f64>() < path.rev_loss;
-            let r = path
-                .rev
-                .enqueue(self.now, Up::Ack(ack), ack.wire_len(), lose);
+            let len = ACK_HEADER_BYTES + path.rev_l2;
+            let r = path.rev.enqueue(self.now, Up::Ack(ack), len, lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
             }
@@ -934,10 +956,12 @@ impl<'a> World<'a> {
         self.set_timer(RECEIVER_TIMER, t);
     }
 
-    /// Offers a cross-traffic packet to path `p`'s forward link (with the path's random loss).
-    fn send_cross(&mut self, p: u8, pkt: Down, wire_len: u32) {
+    /// Offers a cross-traffic packet of `ip_len` bytes to path `p`'s forward link (with the
+    /// path's random loss), with the link's framing.
+    fn send_cross(&mut self, p: u8, pkt: Down, ip_len: u32) {
         let now = self.now;
         let path = &mut self.paths[p as usize];
+        let wire_len = ip_len + path.fwd_l2;
         let lose = path.fwd_loss > 0.0 && self.cross_rng.gen::<f64>() < path.fwd_loss;
         let r = path.fwd.enqueue(now, pkt, wire_len, lose);
         if !r.accepted() {
@@ -952,7 +976,9 @@ impl<'a> World<'a> {
         let clock = self.sender_clock();
         let p = self.cross[k].path;
         while let Some((seg, _)) = self.cross[k].tx.poll_transmit(clock) {
-            self.send_cross(p, Down::Cross(k as u16, seg), seg.wire_len());
+            // A cross flow is plain TCP: no DSS option.
+            let ip_len = seg.len + data_header_bytes(false);
+            self.send_cross(p, Down::Cross(k as u16, seg), ip_len);
         }
         let t = self.cross[k]
             .tx
@@ -968,9 +994,10 @@ impl<'a> World<'a> {
             let now = self.now;
             let path = &mut self.paths[p];
             let lose = path.rev_loss > 0.0 && self.cross_rng.gen::<f64>() < path.rev_loss;
+            let len = ACK_HEADER_BYTES + path.rev_l2;
             let r = path
                 .rev
-                .enqueue(now, Up::CrossAck(k as u16, ack), ack.wire_len(), lose);
+                .enqueue(now, Up::CrossAck(k as u16, ack), len, lose);
             if let Some(t) = r.service_at() {
                 self.schedule_slot(path_slot(p as u8, REV_SERVICE), t);
             }

@@ -13,11 +13,12 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use mpsched_core::cc::CcKind;
-use mpsched_core::packet::{Ack, DataSegment, HEADER_BYTES};
+use mpsched_core::packet::{Ack, DataSegment};
 use mpsched_core::receiver::{ReceiverConfig, ReceiverConnection};
 use mpsched_core::sched;
 use mpsched_core::sender::{SenderConfig, SenderConnection};
 use mpsched_core::time::{Duration, Time};
+use mpsched_sim::framing::data_wire_bytes;
 use mpsched_sim::link::Link;
 use mpsched_sim::scenario::{LinkSpec, QueueSpec};
 
@@ -79,7 +80,8 @@ impl Net {
         }
         let timer = conn.tx.poll_timeout();
         for seg in out {
-            let r = self.link.enqueue(self.now, (c, seg), seg.wire_len(), false);
+            let wire = data_wire_bytes(seg.len, true, false);
+            let r = self.link.enqueue(self.now, (c, seg), wire, false);
             if let Some(t) = r.service_at() {
                 self.at(t, Ev::LinkService);
             }
@@ -217,7 +219,7 @@ fn share_on(cc: CcKind, rate_bps: f64, rtt_s: f64, queue_s: f64, secs: f64) -> f
         now: Time::ZERO,
         seq: 0,
         heap: BinaryHeap::new(),
-        link: Link::new(&spec, None, MSS + HEADER_BYTES),
+        link: Link::new(&spec, None, data_wire_bytes(MSS, true, false)),
         ack_delay: Duration::from_secs_f64(rtt_s / 2.0),
         conns: vec![conn(2, cc), conn(1, CcKind::Reno)],
         segs: Default::default(),

@@ -5,7 +5,6 @@
 //! Runs of one test are independent, so they go through rayon; a seed's randomness is the
 //! per-packet Bernoulli loss of the links (with no random loss every seed gives the same run).
 
-use mpsched_core::packet::HEADER_BYTES;
 use mpsched_sim::tracing::{EventKind, PacketTrace, Side};
 use rayon::prelude::*;
 
@@ -18,7 +17,6 @@ mod net {
 
     pub const KIB: u64 = 1 << 10;
     pub const MIB: u64 = 1 << 20;
-    pub const MSS: u32 = 1448;
 
     /// A path as `mpsched` builds one: the forward link is the bottleneck (`rate_bps`, drop-tail
     /// buffer of `queue_s` of line rate, Bernoulli `loss`); the ACK direction has delay only.
@@ -112,10 +110,12 @@ mod net {
     }
 }
 
-/// Payload bytes per second of a saturated link of `rate_bps`: every MSS-sized segment carries
-/// `HEADER_BYTES` of headers on the wire.
+/// Payload bytes per second of a saturated constant-rate link of `rate_bps`: every full MPTCP
+/// segment (1,420 bytes of payload) is a 1,514-byte frame on the wire (`mpsched_sim::framing`).
 fn payload_rate(rate_bps: f64) -> f64 {
-    rate_bps / 8.0 * MSS as f64 / (MSS + HEADER_BYTES) as f64
+    let mss = mpsched_sim::scenario::MSS_MPTCP;
+    let wire = mpsched_sim::framing::data_wire_bytes(mss, true, false);
+    rate_bps / 8.0 * f64::from(mss) / f64::from(wire)
 }
 
 /// The X shape of Guo et al., MobiCom 2017, Fig. 7/8 measured on a packet trace, for the first chunk (the

@@ -10,8 +10,12 @@ use mpsched_sim::scenario::{
     LinkSpec, PathSpec, QueueSpec, Scenario, SimOptions, Transport, Workload,
 };
 
+/// The stream's application packet (R-TSC's packets; the workload writes them one by one).
 const MSS: u64 = 1448;
-const WIRE: f64 = (MSS + 72) as f64;
+/// What the multipath senders put in a full segment (MPTCP, 1,420 bytes), and that segment on
+/// a constant-rate link (a 1,514-byte frame, `mpsched_sim::framing`): the model's packets.
+const SEG: f64 = mpsched_sim::scenario::MSS_MPTCP as f64;
+const WIRE: f64 = mpsched_sim::framing::data_wire_bytes(1420, true, false) as f64;
 const T_P: f64 = 0.050;
 
 /// A path of `rate_bps` and 50 ms minimum RTT whose window is lost at `w_loss` packets.
@@ -63,7 +67,7 @@ fn run(paths: Vec<PathSpec>, cc: &str, duration_s: f64) -> Vec<f64> {
     let v = mpsched_sim::run(&sc, "minrtt", 1).expect("run");
     names
         .iter()
-        .map(|n| v["throughput_by_path_bps"][n].as_f64().expect("throughput") / 8.0 / MSS as f64)
+        .map(|n| v["throughput_by_path_bps"][n].as_f64().expect("throughput") / 8.0 / SEG)
         .collect()
 }
 

@@ -6,9 +6,11 @@ use mpsched_core::model::stms;
 use mpsched_sim::scenario::{PathSpec, QueueSpec, Scenario, SimOptions, Transport, Workload};
 use serde_json::Value;
 
-const MSS: f64 = 1448.0;
-/// Payload share of a full-sized packet on the wire (72 header bytes, `packet::HEADER_BYTES`).
-const PAYLOAD: f64 = MSS / (MSS + 72.0);
+/// The multipath schedulers' payload per segment (MPTCP, 1,420 bytes).
+const MSS: f64 = mpsched_sim::scenario::MSS_MPTCP as f64;
+/// Payload share of a full-sized MPTCP segment on a constant-rate link: 1,420 of a 1,514-byte
+/// frame (`mpsched_sim::framing`).
+const PAYLOAD: f64 = MSS / mpsched_sim::framing::data_wire_bytes(1420, true, false) as f64;
 
 /// Shi et al., USENIX ATC 2018, §2.1: the in-network buffer is 50 ms on the fast (WiFi) path
 /// and 500 ms on the slow (LTE) path, and each run is a 90 s iPerf transfer.

@@ -12,10 +12,11 @@ use mpsched_sim::scenario::{LinkSpec, PathSpec, QueueSpec, Scenario, Transport, 
 use mpsched_sim::tracing::PacketTrace;
 use serde_json::Value;
 
-/// Payload per full segment (the default MSS) and its size on the wire: 72 bytes of headers
-/// (`mpsched_core::packet::HEADER_BYTES`), so 1520 bytes per packet on every link.
+/// Payload per full segment (single-path TCP's MSS) and its size on a constant-rate link: 52
+/// bytes of IP/TCP headers and timestamps and 14 of Ethernet, a 1,514-byte frame
+/// (`mpsched_sim::framing`).
 const MSS: f64 = 1448.0;
-const WIRE: f64 = MSS + mpsched_core::packet::HEADER_BYTES as f64;
+const WIRE: f64 = mpsched_sim::framing::data_wire_bytes(1448, false, false) as f64;
 
 fn link(rate_bps: Option<f64>, delay_s: f64, queue: QueueSpec, loss: f64) -> LinkSpec {
     LinkSpec {

@@ -6,7 +6,8 @@
 //! Expected times are computed from the scenario (propagation plus serialization); they compare
 //! against the kernel's sequence, not against the simulator's own output.
 
-use mpsched_core::packet::HEADER_BYTES;
+use mpsched_core::packet::data_header_bytes;
+use mpsched_sim::framing::{data_wire_bytes, ETHERNET_BYTES};
 use mpsched_sim::scenario::{LinkSpec, PathSpec, Scenario, SimOptions, Transport, Workload};
 use mpsched_sim::world::REQUEST_BYTES;
 use serde_json::Value;
@@ -61,11 +62,12 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 
 /// `tcp_v4_connect` sends the SYN at connect(); the server's subflow is established when the
 /// third ACK arrives (`tcp_rcv_state_process`, TCP_SYN_RECV), 1.5 RTTs later, plus the SYN/ACK's
-/// serialization on the 7.04 Mbit/s downlink (the uplink is unlimited here).
+/// serialization on the 7.04 Mbit/s downlink (the uplink is unlimited here): 76 bytes of IP
+/// packet in an Ethernet frame.
 #[test]
 fn fresh_connection_initial_subflow_established_after_one_and_a_half_rtt() {
     let v = run(&scenario(wifi_lte(0.070), chunk(MIB)), "minrtt");
-    let expect = 0.075 + ser(76, 7_040e3);
+    let expect = 0.075 + ser(76 + ETHERNET_BYTES, 7_040e3);
     let got = established(&v, "wifi").expect("wifi established");
     assert!(
         close(got, expect, 1e-6),
@@ -85,8 +87,8 @@ fn join_after_first_dss_lte_usable_0_43_s_after_wifi_at_270ms() {
     let lte = established(&v, "lte").unwrap();
     // First data on WiFi: the request reaches the server at `wifi`, the first segment arrives
     // one WiFi one-way delay and its serialization later; then SYN, SYN/ACK, ACK on LTE.
-    let first_data = wifi + 0.025 + ser(MSS as u32 + HEADER_BYTES, 7_040e3);
-    let expect = first_data + 0.405 + ser(76, 9_185e3);
+    let first_data = wifi + 0.025 + ser(data_wire_bytes(MSS as u32, true, false), 7_040e3);
+    let expect = first_data + 0.405 + ser(76 + ETHERNET_BYTES, 9_185e3);
     println!(
         "wifi established {wifi:.4} s, lte {lte:.4} s (expected {expect:.4}), gap {:.3} s",
         lte - wifi
@@ -143,7 +145,10 @@ fn later_chunks_start_from_the_request_without_handshake() {
 fn single_path_connection_gets_its_own_handshake_and_no_join() {
     let v = run(&scenario(wifi_lte(0.070), chunk(MIB)), "single:lte");
     let lte = established(&v, "lte").expect("lte established");
-    assert!(close(lte, 0.105 + ser(76, 9_185e3), 1e-6), "lte at {lte}");
+    assert!(
+        close(lte, 0.105 + ser(76 + ETHERNET_BYTES, 9_185e3), 1e-6),
+        "lte at {lte}"
+    );
     assert_eq!(established(&v, "wifi"), None);
     let v = run(
         &scenario(vec![wifi_lte(0.070).remove(1)], chunk(MIB)),
@@ -159,7 +164,9 @@ fn single_path_connection_gets_its_own_handshake_and_no_join() {
 fn no_data_on_initial_subflow_request_ack_still_triggers_join() {
     let v = run(&scenario(wifi_lte(0.070), chunk(MIB)), "fixed-split:0");
     let wifi = established(&v, "wifi").unwrap();
-    let expect = wifi + 0.025 + ser(100, 7_040e3) + 0.105 + ser(76, 9_185e3);
+    // The request's ACK is a pure ACK (80 bytes at the IP layer), framed like every packet.
+    let ack = mpsched_core::packet::ACK_HEADER_BYTES + ETHERNET_BYTES;
+    let expect = wifi + 0.025 + ser(ack, 7_040e3) + 0.105 + ser(76 + ETHERNET_BYTES, 9_185e3);
     assert!(close(established(&v, "lte").unwrap(), expect, 1e-6));
     assert_eq!(v["bytes_by_path"]["wifi"], 0);
 }
@@ -171,8 +178,13 @@ fn uplink_rate_delays_handshake_and_request() {
     let mut paths = wifi_lte(0.070);
     paths[0].reverse.rate_bps = Some(2_020e3);
     let v = run(&scenario(paths, chunk(MIB)), "minrtt");
-    let expect =
-        0.075 + ser(72, 2_020e3) + ser(76, 7_040e3) + ser(HEADER_BYTES + REQUEST_BYTES, 2_020e3);
+    // Every packet is an Ethernet frame on these constant-rate links: SYN (72 bytes at the IP
+    // layer), SYN/ACK (76), and the third ACK carrying the request as an MPTCP data segment.
+    let frame = |ip: u32| ip + ETHERNET_BYTES;
+    let expect = 0.075
+        + ser(frame(72), 2_020e3)
+        + ser(frame(76), 7_040e3)
+        + ser(frame(data_header_bytes(true) + REQUEST_BYTES), 2_020e3);
     let got = established(&v, "wifi").unwrap();
     assert!(
         close(got, expect, 1e-6),
@@ -189,14 +201,14 @@ fn syn_dropped_by_outage_is_retried_after_the_initial_rto() {
     let v = run(&scenario(paths, chunk(256 << 10)), "minrtt");
     let got = established(&v, "wifi").unwrap();
     assert!(
-        close(got, 1.075 + ser(76, 7_040e3), 1e-6),
+        close(got, 1.075 + ser(76 + ETHERNET_BYTES, 7_040e3), 1e-6),
         "wifi established at {got}"
     );
 }
 
 /// Trace links carry packets no larger than the 1,500-byte MTU (mahimahi refuses anything over
-/// its 1,504-byte `PACKET_SIZE`, src/frontend/link_queue.cc): the MSS is clamped so a data
-/// packet with our headers fits.
+/// its 1,504-byte `PACKET_SIZE`, src/frontend/link_queue.cc): a configured MSS is clamped so a
+/// data packet with its headers fits (TCP: 52 bytes, MPTCP: 80). Linux's own MSS fits as is.
 #[test]
 fn trace_link_clamps_mss_to_the_mtu() {
     let dir = std::env::temp_dir().join(format!("mpsched-timeline-{}", std::process::id()));
@@ -210,16 +222,20 @@ fn trace_link_clamps_mss_to_the_mtu() {
         trace: Some(file.to_string_lossy().into()),
         ..p.forward
     };
-    let sc = scenario(vec![p], chunk(MIB));
-    // Single-path TCP's 1,448-byte MSS is the one that does not fit (MPTCP's 1,420 does).
-    assert_eq!(
-        mpsched_sim::effective_mss(&sc.resolved_for("single")),
-        1500 - HEADER_BYTES
-    );
+    let mut sc = scenario(vec![p], chunk(MIB));
+    let mss = |sc: &Scenario, sched: &str, mptcp| {
+        mpsched_sim::effective_mss(&sc.resolved_for(sched), mptcp)
+    };
+    assert_eq!(mss(&sc, "single", false), 1448);
+    assert_eq!(mss(&sc, "minrtt", true), 1420);
+    // A 1,460-byte MSS (no timestamps' worth taken off) does not fit either way.
+    sc.transport.mss = 1460;
+    assert_eq!(mss(&sc, "single", false), 1448);
+    assert_eq!(mss(&sc, "minrtt", true), 1420);
     let v = run(&sc, "single");
-    // Every full segment is one packet of exactly the MTU: the chunk needs ⌈S / 1428⌉ of them.
+    // Every full segment is one packet of exactly the MTU: the chunk needs ⌈S / 1448⌉ of them.
     let packets = f(&v, "data_packets");
     let retx: f64 = f(&v["retransmissions_by_path"], "wifi");
-    assert_eq!(packets - retx, (MIB as f64 / 1428.0).ceil());
+    assert_eq!(packets - retx, (MIB as f64 / 1448.0).ceil());
     let _ = std::fs::remove_dir_all(&dir);
 }
