@@ -445,7 +445,7 @@ fn simultaneous_completion_wifi_lte_270ms() {
 /// measures for MinRTT (Fig. 2: 100-450 ms) needs an LTE window that outgrows what LTE can
 /// deliver before WiFi finishes, i.e. an established subflow (the test above).
 #[test]
-#[ignore = "measured on 5a2d53e (Linux CUBIC, MPTCP push cuts): dems-f 1.3004 s vs 1.01 x the best fixed split's 1.2860 s = 1.2989 s"]
+#[ignore = "measured 2026-11-25 after packets were charged their Linux frame (910b0a1): dems-f 1.3167 s vs 1.01 x the best fixed split's 1.3020 s = 1.3150 s (5a2d53e: 1.3004 vs 1.2989 s)"]
 fn simultaneous_completion_fresh_connection() {
     let (dems, minrtt, oracle) = completion(0, true);
     println!(
@@ -468,7 +468,7 @@ fn simultaneous_completion_fresh_connection() {
 /// The completion-gap half of the test above: DEMS-F's subflows complete within 20 ms of each
 /// other on the fresh connection.
 #[test]
-#[ignore = "measured on 5a2d53e (Linux CUBIC, MPTCP push cuts): 66.3 ms (the best fixed split's gap is 49.5 ms): LTE joins at 0.51 s (MP_JOIN timeline) and then moves 10, 20, 40 segments per 270 ms round, too coarse to finish with WiFi; needs <= 20 ms"]
+#[ignore = "measured 2026-11-25 after packets were charged their Linux frame (910b0a1): 81.6 ms (the best fixed split's gap is 64.7 ms; 5a2d53e: 66.3 and 49.5 ms): LTE joins at 0.51 s (MP_JOIN timeline) and then moves 10, 20, 40 segments per 270 ms round, too coarse to finish with WiFi; needs <= 20 ms"]
 fn simultaneous_completion_fresh_connection_gap() {
     let (dems, _, _) = completion(0, true);
     assert!(
@@ -513,14 +513,14 @@ fn completion(k: usize, restart: bool) -> (Outcome, Outcome, Outcome) {
 /// where the LTE subflow is window-limited for the whole transfer (a fresh 270 ms LTE path is
 /// in slow start through 1 MiB), since Eq. 9 then never binds and MinRTT cannot overload LTE.
 #[test]
-#[ignore = "measured on 5a2d53e (Linux CUBIC, MPTCP push cuts): dems-f/minrtt 1.035 at LTE RTT 70 ms 4 MiB (every other fresh-connection cell within 1.02); needs <= 1.02"]
+#[ignore = "measured 2026-11-25 after packets were charged their Linux frame (910b0a1): dems-f/minrtt 1.033 at LTE RTT 70 ms 4 MiB (every other fresh-connection cell within 1.02; 5a2d53e: 1.035); needs <= 1.02"]
 fn fig10_dems_f_not_slower_than_minrtt() {
     fig10_table(0);
 }
 
 /// The established-connection half of Fig. 10 (the second of two chunks 0.5 s apart).
 #[test]
-#[ignore = "measured 2026-11-24 on 892ecc5 (Linux tcp_is_cwnd_limited): dems-f/minrtt 1.085, 1.035, 1.041 at LTE RTT 70 ms 1, 2, 4 MiB, 1.024 at 170 ms 2 MiB and 1.038 at 270 ms 4 MiB (5a2d53e: 1.086, 1.048, 1.074, 1.036); needs <= 1.02"]
+#[ignore = "measured 2026-11-25 after packets were charged their Linux frame (910b0a1): dems-f/minrtt 1.079, 1.032, 1.043 at LTE RTT 70 ms 1, 2, 4 MiB, 1.050 at 170 ms 2 MiB and 1.040 at 270 ms 4 MiB (892ecc5: 1.085, 1.035, 1.041, 1.024, 1.038) (5a2d53e: 1.086, 1.048, 1.074, 1.036); needs <= 1.02"]
 fn fig10_dems_f_not_slower_than_minrtt_established() {
     fig10_table(1);
 }
