@@ -216,15 +216,7 @@ fn sort_by_owd(order: &mut [PathId], owd: &[Option<f64>; MAX_PATHS]) {
     for (k, &p) in keys.iter_mut().zip(order.iter()) {
         *k = sort_key(owd[p as usize].expect("every subflow has an OWD"), p);
     }
-    for i in 1..keys.len() {
-        let k = keys[i];
-        let mut j = i;
-        while j > 0 && keys[j - 1] > k {
-            keys[j] = keys[j - 1];
-            j -= 1;
-        }
-        keys[j] = k;
-    }
+    crate::sched::insertion_sort(keys);
     for (p, k) in order.iter_mut().zip(keys.iter()) {
         *p = (k & 0xff) as PathId;
     }
@@ -411,15 +403,7 @@ impl ViewCache {
                 *k = sort_key(self.owd[p as usize].expect("every subflow measured"), p);
             }
         }
-        for i in 1..n {
-            let k = keys[i];
-            let mut j = i;
-            while j > 0 && keys[j - 1] > k {
-                keys[j] = keys[j - 1];
-                j -= 1;
-            }
-            keys[j] = k;
-        }
+        crate::sched::insertion_sort(keys);
         for (o, k) in self.e.order.iter_mut().zip(keys.iter()) {
             *o = (k & 0xff) as PathId;
         }
