@@ -197,7 +197,8 @@ pub enum TxKind {
     New,
     /// Sent on this subflow for data another subflow carried before.
     Reinject,
-    /// Subflow-level retransmission.
+    /// A retransmission on this subflow: its own (subflow level), or the connection resending
+    /// on the subflow that carried the data before.
     Retransmit,
 }
 
@@ -897,7 +898,7 @@ impl SenderConnection {
         from_queue: bool,
     ) -> (DataSegment, TxKind) {
         // One lookup of the record: it is updated and returns what it was.
-        let (dsn, len, tx_mask) = self
+        let (dsn, len, tx_mask, wire_mask) = self
             .meta
             .on_transmit_wire(seg, path, now)
             .expect("segment in the buffer");
@@ -906,7 +907,16 @@ impl SenderConnection {
         if from_queue {
             self.info[p].queued = self.info[p].queued.saturating_sub(u64::from(len));
         }
-        let reinject = tx_mask & !(1u8 << path) != 0;
+        // Another subflow carried it: a reinjection. This subflow put it on the wire before (the
+        // connection resending on the same subflow, upstream's `__mptcp_retrans` or a repush
+        // of a stale subflow's data): a retransmission, not new data.
+        let kind = if tx_mask & !(1u8 << path) != 0 {
+            TxKind::Reinject
+        } else if wire_mask & (1u8 << path) != 0 {
+            TxKind::Retransmit
+        } else {
+            TxKind::New
+        };
         let first_on_path = self.subflows[p].bytes_sent() == 0;
         self.window_used
             .record(end.saturating_sub(self.meta.data_ack()));
@@ -926,14 +936,7 @@ impl SenderConnection {
             m.set_timeout(now, timers);
         }
         self.msk_arm(now, false);
-        (
-            d,
-            if reinject {
-                TxKind::Reinject
-            } else {
-                TxKind::New
-            },
-        )
+        (d, kind)
     }
 
     /// Earliest retransmission timer (a subflow's or the connection's), the time pacing lets a
@@ -1152,5 +1155,22 @@ mod tests {
             0,
             "a retransmission is no reinjection"
         );
+    }
+
+    #[test]
+    fn connection_resending_on_the_same_subflow_is_a_retransmission_not_new_data() {
+        // Segment 0 leaves on p0; the connection puts it on p0 again (as upstream's
+        // `__mptcp_retrans` may, choosing the subflow that sent it): the trace must not show
+        // it as a first transmission, and it is no reinjection (no other subflow carried it).
+        let mut ex = Exchange::new("minrtt", 2, 2, 100);
+        ex.at(0).write(1);
+        assert_eq!(ex.send(), [(0, 0, New)]);
+        let now = ex.now;
+        let (d, kind) = ex.conn.transmit(now, 0, 0, false);
+        assert_eq!((d.path, d.dsn, kind), (0, 0, Retransmit));
+        assert_eq!(ex.conn.meta().reinjected_bytes(), 0);
+        // On the other subflow, the same segment is a reinjection.
+        let (_, kind) = ex.conn.transmit(now, 1, 0, false);
+        assert_eq!(kind, crate::sender::TxKind::Reinject);
     }
 }

@@ -850,10 +850,16 @@ impl SendBuffer {
 
     /// [`SendBuffer::on_transmit`] then [`SendBuffer::on_wire`], with one lookup of the record
     /// (the connection does both for every segment it sends).
-    /// Returns the segment's DSN, length and `tx_mask` before this transmission (`None`
-    /// when it is no longer in the buffer), which the caller would otherwise look up first.
+    /// Returns the segment's DSN, length, `tx_mask` and `wire_mask` before this transmission
+    /// (`None` when it is no longer in the buffer), which the caller would otherwise look up
+    /// first.
     #[inline(always)]
-    pub fn on_transmit_wire(&mut self, no: SegNo, p: PathId, now: Time) -> Option<(u64, u32, u8)> {
+    pub fn on_transmit_wire(
+        &mut self,
+        no: SegNo,
+        p: PathId,
+        now: Time,
+    ) -> Option<(u64, u32, u8, u8)> {
         self.record_transmit(no, p, now, true)
     }
 
@@ -864,14 +870,14 @@ impl SendBuffer {
         p: PathId,
         now: Time,
         wire: bool,
-    ) -> Option<(u64, u32, u8)> {
+    ) -> Option<(u64, u32, u8, u8)> {
         // A subflow may resend a segment the data-ACK has freed already (upstream Linux's
         // timed-out subflow keeps retransmitting what another subflow delivered): nothing to
         // record then.
         let s = no
             .checked_sub(self.base)
             .and_then(|i| self.segs.get_mut(i as usize))?;
-        let before = (s.dsn, s.len, s.tx_mask);
+        let before = (s.dsn, s.len, s.tx_mask, s.wire_mask);
         let first_send = !s.sent();
         self.high_touched = self.high_touched.max(Some(no));
         if !first_send && s.tx_mask & !(1u8 << p) != 0 && !s.sent_on(p) {
