@@ -114,32 +114,13 @@ impl MinRtt {
     }
 }
 
-/// `fastest_where(ctx, |p| ctx.has_space(p))` as a plain loop: the lowest (sRTT, path) among
-/// the subflows with window space, unsampled ones last. The iterator version was about 100
-/// instructions per decision on one path (bench (a) asks once per segment).
-fn fastest_with_space(ctx: &SchedCtx<'_>) -> Option<PathId> {
-    let mut best: Option<(Duration, PathId)> = None;
-    for p in 0..ctx.npaths() as PathId {
-        if !ctx.has_space(p) {
-            continue;
-        }
-        let key = (ctx.srtt_of(p).unwrap_or(Duration::MAX), p);
-        if best.is_none_or(|b| key < b) {
-            best = Some(key);
-        }
-    }
-    let best = best.map(|(_, p)| p);
-    debug_assert_eq!(best, fastest_where(ctx, |p| ctx.has_space(p)));
-    best
-}
-
 impl Scheduler for MinRtt {
     fn name(&self) -> &'static str {
         "minrtt"
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
-        let best = fastest_with_space(ctx)?;
+        let best = fastest_where(ctx, |p| ctx.has_space(p))?;
         match ctx.meta_mut().next_unsent() {
             Some(n) if ctx.may_send(n) => Some(Assignment { path: best, seg: n }),
             Some(_) if self.opportunistic => self.opportunistic_retransmission(ctx, best, true),
