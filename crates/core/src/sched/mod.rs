@@ -271,14 +271,7 @@ impl<'a> SchedCtx<'a> {
             };
             *k = (srtt << 8) | p as u64;
         }
-        insertion_sort(&mut keys[..n]);
-        let mut v = PathList {
-            ids: [0; MAX_PATHS],
-            n,
-        };
-        for (id, k) in v.ids[..n].iter_mut().zip(&keys[..n]) {
-            *id = (k & 0xff) as PathId;
-        }
+        let v = PathList::sorted_from_keys(&mut keys[..n]);
         debug_assert_eq!(*v, *self.by_srtt_wide());
         v
     }
@@ -291,15 +284,7 @@ impl<'a> SchedCtx<'a> {
             let srtt = self.srtt_of(p as PathId).unwrap_or(Duration::MAX);
             *k = (u128::from(srtt.0) << 8) | p as u128;
         }
-        insertion_sort(&mut keys[..n]);
-        let mut v = PathList {
-            ids: [0; MAX_PATHS],
-            n,
-        };
-        for (id, k) in v.ids[..n].iter_mut().zip(&keys[..n]) {
-            *id = (k & 0xff) as PathId;
-        }
-        v
+        PathList::sorted_from_keys(&mut keys[..n])
     }
 }
 
@@ -321,6 +306,21 @@ pub(crate) fn insertion_sort<K: Ord + Copy>(keys: &mut [K]) {
 pub struct PathList {
     ids: [PathId; MAX_PATHS],
     n: usize,
+}
+
+impl PathList {
+    /// The paths of `keys` in key order: each key carries its path in its low 8 bits.
+    fn sorted_from_keys<K: Ord + Copy + Into<u128>>(keys: &mut [K]) -> Self {
+        insertion_sort(keys);
+        let mut v = PathList {
+            ids: [0; MAX_PATHS],
+            n: keys.len(),
+        };
+        for (id, &k) in v.ids.iter_mut().zip(keys.iter()) {
+            *id = (k.into() & 0xff) as PathId;
+        }
+        v
+    }
 }
 
 impl std::ops::Deref for PathList {
