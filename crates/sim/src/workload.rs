@@ -131,7 +131,7 @@ impl Workload {
     /// time (the event loop then skips asking after every event).
     #[inline]
     pub fn may_finish(&self) -> bool {
-        self.stream.is_some() || !self.is_bulk()
+        !self.is_bulk()
     }
     pub fn finished(&self) -> bool {
         debug_assert!(self.may_finish() || !self.finished_slow());

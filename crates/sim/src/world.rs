@@ -167,6 +167,13 @@ struct SimPath {
     rev_l2: u32,
 }
 
+impl SimPath {
+    /// A CBR packet on the forward link: a full IP packet and the link's framing.
+    fn cbr_wire_bytes(&self) -> u32 {
+        crate::framing::MTU_BYTES + self.fwd_l2
+    }
+}
+
 /// An event key, (time << 64) | sequence number, so that one comparison orders two events.
 type Key = u128;
 const NO_EVENT: Key = Key::MAX;
@@ -273,8 +280,6 @@ pub struct World<'a> {
     /// Competing TCP flows, CBR intervals by path, their loss draws and totals (`cross.rs`).
     pub(crate) cross: Vec<CrossFlow>,
     cbr: Vec<Option<mpsched_core::time::Duration>>,
-    /// A CBR packet's size on each path's forward link: a full IP packet and its framing.
-    cbr_bytes: Vec<u32>,
     /// IP-layer headers of the connection's data segments ([`data_header_bytes`]).
     data_header: u32,
     /// The connection's payload per segment ([`crate::effective_mss`]).
@@ -343,10 +348,7 @@ impl<'a> World<'a> {
         // Likewise after the workload's.
         let cross_rng = Pcg64::seed_from_u64(master.gen());
         let cross = crate::cross::flows(sc, mss);
-        let cbr_bytes: Vec<u32> = paths
-            .iter()
-            .map(|p| crate::framing::MTU_BYTES + p.fwd_l2)
-            .collect();
+        let cbr_bytes: Vec<u32> = paths.iter().map(SimPath::cbr_wire_bytes).collect();
         // No subflow carries data before its handshake completes at the server.
         for p in 0..npaths {
             sender.set_subflow_pending(p as PathId);
@@ -384,7 +386,6 @@ impl<'a> World<'a> {
             sent_on_initial: 0,
             cross,
             cbr: crate::cross::cbr_intervals(sc, &cbr_bytes),
-            cbr_bytes,
             data_header,
             mss,
             cross_rng,
@@ -663,8 +664,8 @@ impl<'a> World<'a> {
                         return;
                     }
                     Down::Cbr => {
-                        self.cross_stats.cbr_delivered[p as usize] +=
-                            u64::from(self.cbr_bytes[p as usize]);
+                        let bytes = self.paths[p as usize].cbr_wire_bytes();
+                        self.cross_stats.cbr_delivered[p as usize] += u64::from(bytes);
                         return;
                     }
                     Down::Ctl(Ctl::SynAck) => {
