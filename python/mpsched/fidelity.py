@@ -107,11 +107,13 @@ def _trace_pair(directory: str) -> tuple[str, str]:
     return files[0], files[1]
 
 
+def _links(scenario: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [p.get(d) or {} for p in scenario["paths"] for d in ("forward", "reverse")]
+
+
 def has_random_loss(scenario: Mapping[str, Any]) -> bool:
     """Whether any link of the scenario drops packets at random (`loss` > 0)."""
-    return any(
-        (p.get(d) or {}).get("loss") for p in scenario["paths"] for d in ("forward", "reverse")
-    )
+    return any(lk.get("loss") for lk in _links(scenario))
 
 
 def cells(quick: bool, reps: int, trace_dir: str, random_reps: int = RANDOM_REPS) -> list[Cell]:
@@ -228,8 +230,7 @@ def measure(cell: Cell, scheduler: str, seed: int = 1, progress: bool = True) ->
         # Plain TCP, as the kernel runner's single-path mode is: `single` (1,448-byte
         # payloads, TCP's window rules), not an MPTCP scheduler on one path.
         sim_sc, sim_sched = only_path(cell.scenario, cell.mode.split(":", 1)[1]), "single"
-    links = [lk for p in sim_sc["paths"] for lk in (p["forward"], p["reverse"])]
-    random = any(lk.get("loss") or lk.get("trace") for lk in links)
+    random = has_random_loss(sim_sc) or any(lk.get("trace") for lk in _links(sim_sc))
     sim = runner.compare(sim_sc, schedulers=[sim_sched], reps=cell.reps if random else 1, seed=seed)
     sim_runs = sim["runs"]
     real_runs = kernel_runs(cell.scenario, cell.mode, reps=cell.reps, seed=seed, progress=progress)
