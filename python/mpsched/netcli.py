@@ -149,14 +149,14 @@ def _fmt_ci(ci: Any) -> str:
 
 def fidelity_command(
     quick: Annotated[
-        bool, typer.Option("--quick", help="One DEMS cell (MPTCP and WiFi TCP), 2 downloads each.")
+        bool, typer.Option("--quick", help="One DEMS cell (MPTCP and WiFi TCP).")
     ] = False,
     reps: Annotated[
         Optional[int],
         typer.Option(
             "--reps",
             min=1,
-            help="Kernel downloads per cell (default 5; --quick 2).",
+            help="Kernel downloads per cell (default 5: the median of two is noise).",
             show_default=False,
         ),
     ] = None,
@@ -181,7 +181,7 @@ def fidelity_command(
     from . import fidelity
     from .cli import _console, _open_store, _print_json
 
-    n = reps if reps is not None else (2 if quick else 5)
+    n = reps if reps is not None else 5
     console = _console()
     table = Table(
         box=box.SIMPLE_HEAD, pad_edge=False, title="simulated vs Linux (median of kernel runs)"
