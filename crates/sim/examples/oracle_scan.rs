@@ -1,19 +1,23 @@
 //! The best fixed split's search against the brute-force scan of every segment boundary, on
 //! resolved scenarios (JSON, as Python produces them), in parallel over the boundaries:
-//! `cargo run --release -p mpsched-sim --example oracle_scan -- CELLS.jsonl [CURVES_DIR]`.
+//! `cargo run --release -p mpsched-sim --example oracle_scan -- CELLS.jsonl [CURVES_DIR] [--tail]`.
 //!
 //! CELLS.jsonl holds one `{"label": ..., "scenario": {...}}` per line. Prints one JSON line per
 //! cell: the search's download time, first-path share and runs, the scan's best time and share,
 //! and the segment count; with CURVES_DIR, writes every boundary's time to LABEL.csv there.
+//! `--tail` scans `fixed-split:B0,B1,tail` (the second path's share from the chunk's end)
+//! instead; the search, which does not use it, is then not run.
 
 use mpsched_sim::scenario::{Scenario, Workload};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
+    let mut args: Vec<String> = std::env::args().collect();
+    let tail = args.iter().any(|a| a == "--tail");
+    args.retain(|a| a != "--tail");
     if args.len() < 2 {
-        eprintln!("usage: oracle_scan CELLS.jsonl [CURVES_DIR]");
+        eprintln!("usage: oracle_scan CELLS.jsonl [CURVES_DIR] [--tail]");
         std::process::exit(2);
     }
     let text = std::fs::read_to_string(&args[1]).expect("cells file");
@@ -22,7 +26,11 @@ fn main() {
         let label = cell["label"].as_str().expect("label").to_string();
         let sc: Scenario = serde_json::from_value(cell["scenario"].clone()).expect("scenario");
         let wall = std::time::Instant::now();
-        let search = mpsched_sim::run(&sc, "oracle", 1).expect("oracle");
+        let search = if tail {
+            Value::Null
+        } else {
+            mpsched_sim::run(&sc, "oracle", 1).expect("oracle")
+        };
         let search_wall = wall.elapsed().as_secs_f64();
         let resolved = sc.resolved_for("oracle").into_owned();
         let mss = u64::from(mpsched_sim::effective_mss(&resolved, true));
@@ -41,7 +49,8 @@ fn main() {
                 } else if s0 == 0 {
                     format!("single:{}", names[1])
                 } else {
-                    format!("fixed-split:{s0},{}", size - s0)
+                    let order = if tail { ",tail" } else { "" };
+                    format!("fixed-split:{s0},{}{order}", size - s0)
                 };
                 let v = mpsched_sim::run(&resolved, &sched, 1).expect("split");
                 (
@@ -55,8 +64,10 @@ fn main() {
             .iter()
             .copied()
             .fold((0, 0, f64::INFINITY), |b, c| if c.2 < b.2 { c } else { b });
-        let st = search["download_time_s"].as_f64().unwrap();
-        let share = search["oracle_split"][&names[0]].as_f64().unwrap() * size as f64;
+        let st = search["download_time_s"].as_f64();
+        let share = search["oracle_split"][&names[0]]
+            .as_f64()
+            .map(|f| (f * size as f64).round() as u64);
         println!(
             "{}",
             json!({
@@ -64,13 +75,14 @@ fn main() {
                 "segments": nseg,
                 "mss": mss,
                 "search_s": st,
-                "search_share": share.round() as u64,
+                "search_share": share,
+                "tail": tail,
                 "search_runs": search["oracle_runs"],
                 "search_wall_s": search_wall,
                 "brute_s": best.2,
                 "brute_share": best.1,
                 "brute_k": best.0,
-                "equal": st == best.2,
+                "equal": st == Some(best.2),
                 "scan_wall_s": wall.elapsed().as_secs_f64() - search_wall,
             })
         );

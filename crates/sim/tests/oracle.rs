@@ -165,6 +165,38 @@ fn search_equals_brute_force_at_4mib_where_dems_f_is_below_it() {
     }
 }
 
+/// The 4 MiB cell where DEMS-F is 0.994x of the best fixed split (WiFi 22.5 / LTE 2.5 Mbit/s):
+/// not reinjection (DEMS-B, without, is as fast) nor losses (the same drops), but the split's
+/// segment order. Its LTE share taken from the middle of the chunk holds up in-order delivery;
+/// the same split with LTE's share sent from the chunk's end (`tail`, as DEMS does) beats
+/// DEMS-F. docs/experiments.md, "Cells below the best fixed split".
+#[test]
+fn dems_gains_on_the_split_by_segment_order_at_4mib() {
+    let (_, _, sc) = fig13_preset_cells(4 * MIB)
+        .into_iter()
+        .find(|(w, l, _)| (*w, *l) == (22.5e6, 2.5e6))
+        .expect("cell");
+    let split = run(&sc, "oracle", 1);
+    let dems_f = run(&sc, "dems-f", 1);
+    let dems_b = run(&sc, "dems-b", 1);
+    let tail = run(&sc, "fixed-split:3789980,404324,tail", 1);
+    let t = |v: &Value| f(v, "download_time_s");
+    println!(
+        "split {:.6} s, DEMS-F {:.6} s ({:.4}x), DEMS-B {:.6} s, tail split {:.6} s",
+        t(&split),
+        t(&dems_f),
+        t(&dems_f) / t(&split),
+        t(&dems_b),
+        t(&tail)
+    );
+    assert!(t(&dems_f) < t(&split));
+    assert_eq!(t(&dems_b), t(&dems_f));
+    assert!(f(&dems_f, "reinjected_bytes") > 0.0 && f(&dems_b, "reinjected_bytes") == 0.0);
+    assert_eq!(dems_f["drops_by_path"], split["drops_by_path"]);
+    assert!(f(&split, "ofo_queue_avg_bytes") > 2.0 * f(&dems_b, "ofo_queue_avg_bytes"));
+    assert!(t(&tail) < t(&dems_f));
+}
+
 /// Measured 2026-11-25 (03:40-03:42 UTC, 97 s on the shared two cores): on the preset's 36
 /// cells at 4 MiB the search equals the scan of all 2,955 boundaries in every cell, with 54 to
 /// 1,655 runs per search (mean 163).
