@@ -46,6 +46,8 @@ PAPER = "Guo et al., MobiCom 2017 (DEMS)"
 DEMS = ["dems-b", "dems-s", "dems-f"]
 SIZE_KEY = "workload.size"
 LTE_RTT = "path.lte.rtt"
+WIFI_RATE = "path.wifi.rate"
+LTE_RATE = "path.lte.rate"
 
 
 @dataclass
@@ -475,7 +477,8 @@ def _fig13_sweeps(ctx: Context) -> list[dict]:
         _sweep(
             "dems-fig13",
             _base(),
-            ["dems-f", "minrtt", "oracle"],
+            # DEMS-B is DEMS-F without reinjection: whether a gain over the split needs it.
+            ["dems-f", "dems-b", "minrtt", "oracle"],
             3 if ctx.quick else 10,
             {
                 "path.wifi.rate": bws,
@@ -515,6 +518,146 @@ def _fig13_figures(df: Any, ctx: Context):
     ]
 
 
+# A full-size MPTCP segment on the wire: MSS 1,420 + 94 bytes of TCP/IP/MPTCP options and
+# Ethernet framing (docs/fidelity.md, "Wire bytes as Linux frames them").
+SEGMENT_WIRE_BYTES = 1514
+# A scheduler without reinjection that is otherwise the same one (DEMS-F without reinjection is
+# DEMS-B, Guo et al., MobiCom 2017, §4): whether a gain over the split needs the reinjection.
+NO_REINJECTION = {"dems-f": "dems-b", "dems-s": "dems-b"}
+BELOW_CAUSES = ("granularity", "loss", "reinjection", "segment order", "unexplained")
+_FIG13_CELL = [WIFI_RATE, LTE_RATE, SIZE_KEY]
+
+
+def fig13_below_split(df: Any) -> Any:
+    """Every (scheduler, cell) of a Fig. 13 grid whose median download time is below the best
+    fixed split's (`oracle`), with why, one row each (empty when none).
+
+    Columns: scheduler, the cell (WiFi rate, LTE rate, size), `ratio` (scheduler / split),
+    `gap_s` (split minus scheduler), `segment_s` (one full segment's wire time at the faster
+    path's rate), the scheduler's and the split's drops, reinjected bytes, mean out-of-order
+    queue, and `cause`, the first of these that holds:
+
+    * granularity: the gap is under one segment's time at the faster path's rate. Moving one
+      segment between the paths moves a path's finish by one segment's time at its rate, so the
+      best segment boundary is within that of any split in between;
+    * loss: the scheduler's run dropped a different number of packets than the split's: it
+      chose which segments go where as the losses came, which a fixed split does not;
+    * reinjection: it sent bytes on both paths, which no fixed split does, and its variant
+      without reinjection (NO_REINJECTION) is not below the split in that cell (with no such
+      variant in the runs, reinjected bytes alone);
+    * segment order: the split's mean out-of-order queue is larger. The split fixes how many
+      bytes each path carries, not which: each path takes the chunk's lowest unsent segment, so
+      the slow path's segments sit in the middle of the chunk and what arrives behind them waits
+      in the receive buffer (whose window then holds the fast path back), where DEMS sends the
+      slow path's share from the chunk's end;
+    * unexplained: none of these.
+    """
+    import pandas as pd
+
+    columns = [
+        "scheduler",
+        *_FIG13_CELL,
+        "ratio",
+        "gap_s",
+        "segment_s",
+        "drops",
+        "split_drops",
+        "reinjected_bytes",
+        "ofo_avg_bytes",
+        "split_ofo_avg_bytes",
+        "cause",
+    ]
+    if df.empty or "oracle" not in set(df["scheduler"]):
+        return pd.DataFrame(columns=columns)
+    df = df.assign(drops=df.filter(like="drops_by_path.").sum(axis=1, min_count=1))
+    metrics = ["download_time_s", "drops", "reinjected_bytes", "ofo_queue_avg_bytes"]
+    med = df.groupby([*_FIG13_CELL, "scheduler"])[metrics].median()
+    rows = []
+    for (*cell, name), run in med.iterrows():
+        if name == "oracle":
+            continue
+        key = tuple(cell)
+        split = med.loc[(*key, "oracle")] if (*key, "oracle") in med.index else None
+        if split is None or not run["download_time_s"] < split["download_time_s"]:
+            continue
+        gap = split["download_time_s"] - run["download_time_s"]
+        segment = SEGMENT_WIRE_BYTES * 8 / max(cell[0], cell[1])
+        variant = NO_REINJECTION.get(name)
+        plain = med.loc[(*key, variant)] if (*key, variant) in med.index else None
+        if gap < segment:
+            cause = "granularity"
+        elif run["drops"] != split["drops"]:
+            cause = "loss"
+        elif run["reinjected_bytes"] > 0 and (
+            plain is None or plain["download_time_s"] >= split["download_time_s"]
+        ):
+            cause = "reinjection"
+        elif split["ofo_queue_avg_bytes"] > run["ofo_queue_avg_bytes"]:
+            cause = "segment order"
+        else:
+            cause = "unexplained"
+        rows.append(
+            [
+                name,
+                *cell,
+                run["download_time_s"] / split["download_time_s"],
+                gap,
+                segment,
+                run["drops"],
+                split["drops"],
+                run["reinjected_bytes"],
+                run["ofo_queue_avg_bytes"],
+                split["ofo_queue_avg_bytes"],
+                cause,
+            ]
+        )
+    return pd.DataFrame(rows, columns=columns)
+
+
+_DISPLAY = {"dems-f": "DEMS-F", "dems-b": "DEMS-B", "dems-s": "DEMS-S", "minrtt": "MinRTT"}
+
+
+def _fig13_cell_label(row: Any) -> str:
+    return (
+        f"WiFi {row[WIFI_RATE] / 1e6:g} / LTE {row[LTE_RATE] / 1e6:g} Mbit/s, "
+        f"{_size_label(row[SIZE_KEY])}"
+    )
+
+
+def _fig13_below_claims(df: Any) -> list[Claim]:
+    """Per scheduler: the cells below 1.00x of the best fixed split, grouped by cause."""
+    below = fig13_below_split(df)
+    cells = df.groupby(_FIG13_CELL).ngroups
+    claims = []
+    for name in [s for s in df["scheduler"].unique() if s != "oracle"]:
+        mine = below[below["scheduler"] == name].sort_values("ratio")
+        if mine.empty:
+            ours = f"none of {cells} cells"
+        else:
+            parts = []
+            for cause in BELOW_CAUSES:
+                part = mine[mine["cause"] == cause]
+                if part.empty:
+                    continue
+                listed = "; ".join(
+                    f"{_fig13_cell_label(r)}: {r['ratio']:.4f}x, {r['gap_s'] * 1e3:.2f} ms faster"
+                    f" (one segment {r['segment_s'] * 1e3:.2f} ms)"
+                    for _, r in part.iterrows()
+                )
+                parts.append(f"{cause} {len(part)} ({listed})")
+            ours = f"{len(mine)} of {cells} cells: " + ", ".join(parts)
+        claims.append(
+            Claim(
+                f"{_DISPLAY.get(name, name)} below 1.00x of the best fixed split (medians), by "
+                "cause (granularity: faster by less than one segment's wire time at the faster "
+                "path's rate)",
+                "-",
+                ours,
+            )
+        )
+    return claims
+
+
 def _fig13_claims(df: Any) -> list[Claim]:
     paper = {256 * 1024: "74%", 1 << 20: "57%", 4 << 20: "21%"}
     claims = []
@@ -534,7 +677,7 @@ def _fig13_claims(df: Any) -> list[Claim]:
                 f"{_pct(best)} (best fixed split: {_pct(best_split)})",
             )
         )
-    return claims
+    return claims + _fig13_below_claims(df)
 
 
 # ---- dems-fig13-fastlte ------------------------------------------------------------------------
@@ -548,8 +691,6 @@ FASTLTE_MULTIPLES = [1.0, 1.5, 2.0, 3.0]
 FASTLTE_RTTS = ["70ms", "270ms"]
 FASTLTE_TARGET = 1.02  # dems-f may be at most 2% slower than minrtt in any cell
 LTE_MULTIPLE = "LTE rate / WiFi rate"
-WIFI_RATE = "path.wifi.rate"
-LTE_RATE = "path.lte.rate"
 
 
 def _fastlte_sweeps(ctx: Context) -> list[dict]:

@@ -11,6 +11,13 @@
 //! when it takes it, so the split's resolution is one segment. Losses are repaired by the
 //! subflow's own retransmissions: the split stays what was asked.
 //!
+//! `fixed-split:B0,B1,tail` (our addition, for measurements; the best-fixed-split search does
+//! not use it): the last path takes the *highest* unsent segment of the oldest chunk it has a
+//! share of, as DEMS's tail subflow does (Guo et al., MobiCom 2017, §4.1), and the lowest when
+//! that lies past the peer's receive window. Its share then sits at the chunk's end instead of
+//! among the other paths' segments, where it holds up in-order delivery (docs/experiments.md,
+//! "Cells below the best fixed split").
+//!
 //! Not in the scheduler table (it needs its split): `fixed-split:B0,B1,...` gives the bytes per
 //! chunk of every path but the last, which carries the rest of each chunk (known once the
 //! application closed it, and whatever remains once every other path has its share); with one
@@ -33,21 +40,29 @@ pub struct FixedSplit {
     cursor: [SegNo; MAX_PATHS],
     /// Bytes each path took of the chunks still being sent: (chunk id, bytes per path).
     taken: VecDeque<(u64, [u64; MAX_PATHS])>,
+    /// `tail`: the last path sends its share from each chunk's end.
+    tail: bool,
 }
 
 impl FixedSplit {
     /// `shares[p]`: bytes of every chunk path p sends; `None` (only last): the rest.
-    fn new(shares: Vec<Option<u64>>) -> Self {
+    fn new(shares: Vec<Option<u64>>, tail: bool) -> Self {
         assert!(!shares.is_empty() && shares.len() <= MAX_PATHS);
         FixedSplit {
             shares,
             cursor: [0; MAX_PATHS],
             taken: VecDeque::new(),
+            tail,
         }
     }
 
-    /// `B0,B1,...`: bytes per chunk of the first `npaths - 1` paths, or of all `npaths`.
+    /// `B0,B1,...`: bytes per chunk of the first `npaths - 1` paths, or of all `npaths`; a
+    /// last `,tail` sends the last path's share from each chunk's end.
     pub fn parse(arg: &str, npaths: usize) -> Option<Self> {
+        let (arg, tail) = match arg.trim().strip_suffix("tail") {
+            Some(rest) => (rest.trim().strip_suffix(',')?, true),
+            None => (arg, false),
+        };
         let shares: Vec<u64> = arg
             .split(',')
             .map(|v| v.trim().parse().ok())
@@ -56,7 +71,21 @@ impl FixedSplit {
         if all.len() + 1 == npaths {
             all.push(None);
         }
-        (all.len() == npaths).then(|| FixedSplit::new(all))
+        (all.len() == npaths && !(tail && npaths < 2)).then(|| FixedSplit::new(all, tail))
+    }
+
+    /// `tail`, last path p: the highest unsent segment of the oldest chunk p has a share of,
+    /// if it fits the peer's receive window.
+    fn tail_for(&mut self, ctx: &mut SchedCtx<'_>, p: usize) -> Option<SegNo> {
+        let mut chunk = None;
+        for c in ctx.meta().chunks() {
+            if c.unsent_bytes > 0 && self.has_share(p, c.id, c.end_dsn - c.start_dsn, c.closed) {
+                chunk = Some(c.id);
+                break;
+            }
+        }
+        let seg = ctx.meta_mut().last_unsent(chunk?)?;
+        ctx.may_send(seg).then_some(seg)
     }
 
     fn taken_of(&mut self, chunk: u64) -> &mut [u64; MAX_PATHS] {
@@ -137,7 +166,12 @@ impl Scheduler for FixedSplit {
             if !ctx.has_space(p as PathId) {
                 continue;
             }
-            if let Some(seg) = self.next_for(ctx, p) {
+            let last = p > 0 && p + 1 == self.shares.len();
+            let seg = match (self.tail && last).then(|| self.tail_for(ctx, p)).flatten() {
+                Some(seg) => Some(seg),
+                None => self.next_for(ctx, p),
+            };
+            if let Some(seg) = seg {
                 if ctx.may_send(seg) {
                     let (chunk, len) = {
                         let rec = ctx.meta().seg(seg).expect("segment in the buffer");
@@ -255,6 +289,29 @@ mod tests {
         let mut ex = exchange(&[0, 0], 10);
         ex.at(0).write(3);
         assert_eq!(ex.send(), [(1, 0, New), (1, 1, New), (1, 2, New)]);
+    }
+
+    #[test]
+    fn tail_sends_the_last_paths_share_from_the_chunks_end() {
+        assert!(FixedSplit::parse("1000,tail", 2).is_some_and(|f| f.tail));
+        assert!(FixedSplit::parse("1000, 2000 ,tail", 2).is_some_and(|f| f.tail));
+        assert!(FixedSplit::parse("1000,2000", 2).is_some_and(|f| !f.tail));
+        assert!(FixedSplit::parse("tail", 2).is_none());
+        assert!(FixedSplit::parse("1000tail", 2).is_none());
+        assert!(FixedSplit::parse("1000,tail", 1).is_none());
+        let mut ex = Exchange::new(&format!("fixed-split:{},tail", 3 * MSS), 2, 10, 1 << 10);
+        ex.at(0).write(6);
+        assert_eq!(
+            ex.send(),
+            [
+                (0, 0, New),
+                (0, 1, New),
+                (0, 2, New),
+                (1, 5, New),
+                (1, 4, New),
+                (1, 3, New)
+            ]
+        );
     }
 
     #[test]
