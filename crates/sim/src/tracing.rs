@@ -44,6 +44,9 @@ pub struct PacketTrace {
     pub sample_time_s: Vec<f64>,
     pub sample_path: Vec<u8>,
     pub sample_cwnd: Vec<u64>,
+    /// Slow-start threshold, bytes (`u64::MAX` before the first congestion event): with PRR the
+    /// window falls over a round trip, and a new threshold marks the congestion event itself.
+    pub sample_ssthresh: Vec<u64>,
     pub sample_srtt_s: Vec<f64>,
     pub sample_owd_s: Vec<f64>,
     /// The scheduler's sequence gap in segments (STMS, Shi et al., USENIX ATC 2018, Eq. 2);

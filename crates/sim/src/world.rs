@@ -861,6 +861,7 @@ impl<'a> World<'a> {
             tr.sample_time_s.push(self.now.as_secs_f64());
             tr.sample_path.push(p as u8);
             tr.sample_cwnd.push(sf.cwnd());
+            tr.sample_ssthresh.push(sf.ssthresh());
             tr.sample_srtt_s.push(secs(sf.srtt()));
             // The sender's estimate, receiver clock offset included (what schedulers see).
             let owd = self.sender.estimator().owd_overall(p);

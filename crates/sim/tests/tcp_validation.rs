@@ -265,15 +265,21 @@ struct Epoch {
     samples: Vec<(f64, f64)>,
 }
 
-/// Cuts a cwnd series (time s, segments) into epochs at every reduction by more than 20 %.
-fn epochs(t: &[f64], w: &[f64]) -> Vec<Epoch> {
-    let drops: Vec<usize> = (1..w.len()).filter(|&i| w[i] < 0.8 * w[i - 1]).collect();
+/// Cuts a cwnd series (time s, segments) into epochs at every congestion event, read off the
+/// slow-start threshold `ss` (segments): the window itself falls over a round trip, as Linux's
+/// Proportional Rate Reduction brings it down to ssthresh (`tcp_cwnd_reduction`), and the new
+/// threshold is the window the epoch grows from.
+fn epochs(t: &[f64], w: &[f64], ss: &[f64]) -> Vec<Epoch> {
+    let drops: Vec<usize> = (1..w.len()).filter(|&i| ss[i] != ss[i - 1]).collect();
     let mut out = Vec::new();
     for (k, &i) in drops.iter().enumerate() {
         let end = drops.get(k + 1).copied().unwrap_or(w.len());
-        let w0 = w[i];
-        // Recovery holds cwnd at ssthresh; the epoch starts when it grows again.
-        let Some(g) = (i..end).find(|&j| w[j] > w0) else {
+        let w0 = ss[i];
+        // Recovery ends at ssthresh; the epoch starts when the window grows past it.
+        let Some(down) = (i..end).find(|&j| w[j] <= w0) else {
+            continue;
+        };
+        let Some(g) = (down..end).find(|&j| w[j] > w0) else {
             continue;
         };
         out.push(Epoch {
@@ -284,6 +290,20 @@ fn epochs(t: &[f64], w: &[f64]) -> Vec<Epoch> {
         });
     }
     out
+}
+
+/// The sampled slow-start thresholds in segments (infinite before the first event).
+fn ssthresh_segs(tr: &PacketTrace) -> Vec<f64> {
+    tr.sample_ssthresh
+        .iter()
+        .map(|&s| {
+            if s == u64::MAX {
+                f64::INFINITY
+            } else {
+                s as f64 / MSS
+            }
+        })
+        .collect()
 }
 
 /// RFC 9438 §4.2 Figure 1 with Figure 2's W_max = w0 + C·K³ (segments, seconds since t0).
@@ -338,7 +358,7 @@ fn cubic_window_follows_rfc9438_cubic_function() {
     let sc = one_path("cubic", Some(100e6), 0.040, QueueSpec::Time(0.040), 0.0);
     let (_, tr) = run_sampled(&sc, 0.010);
     let w: Vec<f64> = tr.sample_cwnd.iter().map(|&c| c as f64 / MSS).collect();
-    let all = epochs(&tr.sample_time_s, &w);
+    let all = epochs(&tr.sample_time_s, &w, &ssthresh_segs(&tr));
     // Epochs that end in a congestion-avoidance loss: skip those that begin in slow start
     // (the first reduction), keep those long enough to see the plateau.
     let ca: Vec<&Epoch> = all.iter().skip(1).collect();
@@ -443,7 +463,7 @@ fn cubic_regains_window_faster_than_reno_on_long_fat_path() {
         let t = &tr.sample_time_s;
         let w: Vec<f64> = tr.sample_cwnd.iter().map(|&c| c as f64 / MSS).collect();
         // The reduction after which the window grows for the rest of the run.
-        let e = epochs(t, &w)
+        let e = epochs(t, &w, &ssthresh_segs(&tr))
             .into_iter()
             .last()
             .unwrap_or_else(|| panic!("{cc}: no reduction in {v}"));

@@ -307,7 +307,7 @@ impl CongestionControl for LinuxCubic {
 
     fn on_congestion_event(&mut self, _now: Time, _in_flight: u64) {
         // `tcp_init_cwnd_reduction`: ssthresh from the window (not the flight size); the
-        // subflow's recovery brings cwnd down to it.
+        // subflow's recovery brings cwnd down to it by PRR and leaves it here at its end.
         self.ssthresh = self.recalc_ssthresh();
         self.cwnd = self.ssthresh;
         self.cwnd_cnt = 0;

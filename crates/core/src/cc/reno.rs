@@ -5,7 +5,9 @@
 //! belong to the subflow, which calls [`CongestionControl::on_congestion_event`] once per window
 //! of data and [`CongestionControl::on_ack`] only outside loss recovery; so the RFC 6582
 //! inflation by 3*SMSS and per-dupack inflation have no counterpart here: with RFC 6675 the
-//! subflow sends by pipe, and cwnd is simply ssthresh during recovery (RFC 6675 §5 step 4.2).
+//! subflow sends by pipe. The controller's window is ssthresh from the congestion event on
+//! (RFC 6675 §5 step 4.2); through the recovery the subflow sends by Proportional Rate
+//! Reduction's window instead, as Linux does, and ends it at this one.
 //!
 //! There is no HyStart++ (RFC 9406) here, unlike [`super::cubic::Cubic`]: Linux Reno has none,
 //! and Reno is validated against the textbook window trace.

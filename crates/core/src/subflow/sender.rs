@@ -11,8 +11,12 @@
 //!   `reord_seen` stays 0). There is no separate duplicate-ACK count (Linux's
 //!   `tcp_time_to_recover` uses it only without RACK).
 //! * Fast recovery starts on the first loss RACK finds, with RecoveryPoint = SND.NXT; the
-//!   controller is told once per episode; retransmissions of lost segments go before new data
-//!   while pipe < cwnd (RFC 6675 §5).
+//!   controller is told once per episode and sets ssthresh; retransmissions of lost segments
+//!   go before new data while pipe < cwnd (RFC 6675 §5). Through the episode the window is
+//!   Proportional Rate Reduction's, as Linux sets it on every ACK (`tcp_cwnd_reduction`, RFC
+//!   6937 with the slow-start reduction bound): the subflow keeps sending ssthresh/cwnd of
+//!   what is delivered instead of falling silent until the pipe drops below ssthresh; at the
+//!   recovery point the window is ssthresh (`tcp_end_cwnd_reduction`). See [`Prr`].
 //! * One timer, as Linux's `icsk_pending`: the RTO, the reordering timer, or the tail-loss
 //!   probe (`tcp_schedule_loss_probe`: PTO = 2·SRTT + 2 ms, + rto_min instead of 2 ms when one
 //!   segment is out, never later than the RTO would fire; only in the Open state). The RTO is
@@ -88,6 +92,25 @@ impl Sent {
     fn in_pipe(&self) -> bool {
         !self.sacked && (!self.lost || self.retx_in_flight)
     }
+}
+
+/// Proportional Rate Reduction through a fast recovery, as Linux runs it (RFC 6937 with the
+/// slow-start reduction bound: `tcp_init_cwnd_reduction`, `tcp_cwnd_reduction`,
+/// `tcp_end_cwnd_reduction`, net/ipv4/tcp_input.c). Linux does not drop cwnd to ssthresh when
+/// recovery starts (RFC 6675 §5 would): on every ACK it sets cwnd = pipe + sndcnt, sending
+/// ssthresh/prior_cwnd of what is delivered while the pipe is above ssthresh and one segment
+/// more per ACK below it, so the reduction spreads over one round trip and the subflow keeps
+/// sending through it. Counts in segments, as the kernel's.
+#[derive(Clone, Copy, Debug)]
+struct Prr {
+    /// `tp->prior_cwnd`: the window when recovery began, segments.
+    prior_cwnd: u64,
+    /// `tp->prr_delivered`: segments delivered (cumulatively or by SACK) since.
+    delivered: u64,
+    /// `tp->prr_out`: segments sent since (new data and retransmissions).
+    out: u64,
+    /// The window PRR set at the last ACK, bytes.
+    cwnd: u64,
 }
 
 /// Loss-recovery state of a subflow, readable by schedulers.
@@ -230,6 +253,11 @@ pub struct SubflowSender {
     /// lost or retransmitted (judged, or in the retransmission stream).
     loss_ptr: u64,
     recovery_point: Option<u64>,
+    /// PRR's state and window while in fast recovery ([`Prr`]); the controller's window
+    /// otherwise.
+    prr: Option<Prr>,
+    /// Segments ever marked lost (Linux `tp->lost`), for PRR's `newly_lost`.
+    lost_marks: u64,
     /// Loss state (after an RTO): Linux `high_seq`; the state lasts until it is acknowledged.
     rto_recovery_point: Option<u64>,
     /// F-RTO is still deciding whether the timeout was spurious (Linux `tp->frto`).
@@ -458,6 +486,8 @@ impl SubflowSender {
             rack: Rack::default(),
             loss_ptr: 0,
             recovery_point: None,
+            prr: None,
+            lost_marks: 0,
             rto_recovery_point: None,
             frto: false,
             frto_new_data: false,
@@ -502,8 +532,13 @@ impl SubflowSender {
         self.cc.loss_interval()
     }
 
+    /// The congestion window, bytes: PRR's during fast recovery, the controller's otherwise
+    /// (Linux `tcp_snd_cwnd`).
     pub fn cwnd(&self) -> u64 {
-        self.cc.window()
+        match self.prr {
+            Some(p) => p.cwnd,
+            None => self.cc.window(),
+        }
     }
     pub fn ssthresh(&self) -> u64 {
         self.cc.ssthresh()
@@ -536,12 +571,12 @@ impl SubflowSender {
         if !self.established {
             return 0;
         }
-        self.cc.window().saturating_sub(self.in_flight)
+        self.cwnd().saturating_sub(self.in_flight)
     }
     /// The congestion window has no room for one more full segment (Linux
     /// `tcp_packets_in_flight(tp) >= tcp_snd_cwnd(tp)`, windows in packets), pacing aside.
     fn cwnd_full(&self) -> bool {
-        self.in_flight + self.mss as u64 > self.cc.window()
+        self.in_flight + self.mss as u64 > self.cwnd()
     }
 
     /// Linux `tcp_cwnd_validate` (net/ipv4/tcp_output.c), which `tcp_write_xmit` calls after
@@ -580,8 +615,7 @@ impl SubflowSender {
     /// controllers read before growing (`AckSample::cwnd_limited`).
     pub fn is_cwnd_limited(&self) -> bool {
         self.is_cwnd_limited
-            || (self.cc.in_slow_start()
-                && self.cc.window() < 2 * self.max_packets_out * self.mss as u64)
+            || (self.cc.in_slow_start() && self.cwnd() < 2 * self.max_packets_out * self.mss as u64)
     }
 
     /// The subflow's handshake is complete at the sender: it may carry data.
@@ -616,7 +650,7 @@ impl SubflowSender {
             return None;
         }
         let mss = self.mss as u64;
-        let cwnd = self.cc.window() / mss;
+        let cwnd = self.cwnd() / mss;
         let ratio = if cwnd < self.cc.ssthresh() / mss / 2 {
             2.0
         } else {
@@ -736,6 +770,9 @@ impl SubflowSender {
         self.in_flight += self.mss as u64;
         self.bytes_sent += len as u64;
         self.board.push_back(seg);
+        if let Some(p) = self.prr.as_mut() {
+            p.out += 1;
+        }
         self.after_send(now, len);
         // F-RTO step 2.b: the new data is out; retransmissions are decided by the next ACK.
         self.frto_new_data = false;
@@ -834,6 +871,9 @@ impl SubflowSender {
     /// Put board entry `i` on the wire again, restamped for RTT, RACK and rate sampling.
     fn resend(&mut self, now: Time, i: usize) -> DataSegment {
         self.last_send = Some(now);
+        if let Some(p) = self.prr.as_mut() {
+            p.out += 1;
+        }
         let (delivered, dtime, bif) = (self.delivered, self.delivery_clock(now), self.in_flight);
         let app_limited = self.app_limited_until > 0;
         let s = &mut self.board[i];
@@ -1019,12 +1059,15 @@ impl SubflowSender {
     /// recovery; re-arm the RTO from now.
     fn rack_reo_timeout(&mut self, now: Time) {
         let (prior_lost, prior_in_flight) = (self.lost_out, self.in_flight);
+        let prior_marks = self.lost_marks;
         self.rack_detect_loss(now);
         if self.lost_out > prior_lost
             && self.recovery_point.is_none()
             && self.rto_recovery_point.is_none()
         {
             self.enter_recovery(now, prior_in_flight);
+            // `tcp_rack_reo_timeout`: one PRR step as if one segment was delivered.
+            self.prr_on_ack(1, self.lost_marks - prior_marks, false);
         }
         if !self.timer_is(TimerKind::Rto) {
             self.rearm_rto(now);
@@ -1035,9 +1078,51 @@ impl SubflowSender {
     /// were marked (RFC 9438 §4.6 / RFC 5681 FlightSize). Linux's ssthresh hooks read
     /// `snd_cwnd` instead, which after a slow-start overshoot is about twice the pipe; that
     /// difference is kept (see the module doc of `cc::cubic`).
+    /// `tcp_init_cwnd_reduction` starts PRR from the window before the reduction; the
+    /// controller's window (now ssthresh) is what `tcp_end_cwnd_reduction` leaves at the end.
     fn enter_recovery(&mut self, now: Time, flight: u64) {
+        let cwnd = self.cwnd();
         self.recovery_point = Some(self.snd_nxt);
         self.cc.update(|cc| cc.on_congestion_event(now, flight));
+        self.prr = Some(Prr {
+            prior_cwnd: (cwnd / self.mss as u64).max(1),
+            delivered: 0,
+            out: 0,
+            cwnd,
+        });
+    }
+
+    /// `tcp_cwnd_reduction` on an ACK in fast recovery that delivered `newly_acked_sacked`
+    /// segments and marked `newly_lost` lost, `una_advanced` if it moved SND.UNA.
+    fn prr_on_ack(&mut self, newly_acked_sacked: u64, newly_lost: u64, una_advanced: bool) {
+        let mss = self.mss as u64;
+        let ssthresh = (self.cc.ssthresh() / mss) as i64;
+        let pipe = (self.in_flight / mss) as i64;
+        let Some(p) = self.prr.as_mut() else {
+            return;
+        };
+        if newly_acked_sacked == 0 {
+            return;
+        }
+        let delta = ssthresh - pipe;
+        p.delivered += newly_acked_sacked;
+        let mut sndcnt = if delta < 0 {
+            // Proportional: ssthresh/prior_cwnd of what was delivered, rounded up.
+            let allowed = (ssthresh as u64 * p.delivered).div_ceil(p.prior_cwnd);
+            allowed as i64 - p.out as i64
+        } else {
+            // Slow-start reduction bound: catch up on what was delivered and not sent, one
+            // more when SND.UNA moved without a new loss, never above ssthresh.
+            let mut n = (p.delivered as i64 - p.out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                n += 1;
+            }
+            n.min(delta)
+        };
+        // Never below the pipe; the first ACK of recovery always lets the fast retransmission
+        // out.
+        sndcnt = sndcnt.max(if p.out == 0 { 1 } else { 0 });
+        p.cwnd = (pipe + sndcnt).max(1) as u64 * mss;
     }
 
     /// Linux `tcp_retransmit_timer` → `tcp_enter_loss` (net/ipv4/tcp_input.c).
@@ -1049,7 +1134,7 @@ impl SubflowSender {
         let first_in_loss = self.rto_recovery_point.is_some() && self.timeouts == 0;
         // Reduce ssthresh unless already done for this window of data; keep what to undo.
         if new_recovery || stale_loss || first_in_loss {
-            let (cwnd, ssthresh) = (self.cc.window(), self.cc.ssthresh());
+            let (cwnd, ssthresh) = (self.cwnd(), self.cc.ssthresh());
             // tcp_current_ssthresh: outside a reduction, at least 3/4 of cwnd.
             let prior_ssthresh = if self.recovery_point.is_some() {
                 ssthresh
@@ -1068,6 +1153,7 @@ impl SubflowSender {
         self.cc
             .update(|cc| cc.set_loss_window(self.in_flight + self.mss as u64));
         self.recovery_point = None;
+        self.prr = None;
         self.rto_recovery_point = Some(self.snd_nxt);
         self.tlp_high_seq = None;
         // F-RTO (RFC 5682 §3.1 step 1): unless the timeout interrupted a fast recovery, except
@@ -1105,6 +1191,7 @@ impl SubflowSender {
             s.lost = true;
             s.retx_in_flight = false;
             self.lost_out += 1;
+            self.lost_marks += 1;
             self.retx_queue.push_back(self.front_no + i as u64);
         }
         // Segments not marked stay RACK candidates: rescan from the head.
@@ -1127,6 +1214,7 @@ impl SubflowSender {
         self.silent = false;
         self.peer_ts = self.peer_ts.max(ack.ts_val);
         let prior_in_flight = self.in_flight;
+        let prior_marks = self.lost_marks;
         let cum = ack.ack.min(self.snd_nxt);
         let mut newest_rate_seg: Option<(u64, Time, bool)> = None;
         let mut sack_rtt_from: Option<Time> = None;
@@ -1259,7 +1347,9 @@ impl SubflowSender {
         // End of a fast recovery episode.
         if let Some(rp) = self.recovery_point {
             if self.snd_una >= rp {
+                // `tcp_end_cwnd_reduction`: cwnd = ssthresh, the controller's window.
                 self.recovery_point = None;
+                self.prr = None;
                 self.cc.update(|cc| cc.on_recovery_end(now));
             }
         }
@@ -1286,9 +1376,12 @@ impl SubflowSender {
             }
         }
 
-        // Not during fast recovery (cwnd is ssthresh there, RFC 6675 §5), but after an RTO yes:
-        // Linux grows cwnd in CA_Loss (tcp_cong_control: no cwnd reduction in that state).
-        if out.newly_acked_bytes > 0 && self.recovery_point.is_none() {
+        // `tcp_cong_control`: in fast recovery PRR sets the window; otherwise the controller
+        // grows it, after an RTO too (Linux grows cwnd in CA_Loss: no cwnd reduction there).
+        if self.recovery_point.is_some() {
+            let delivered = out.newly_acked_window / self.mss as u64;
+            self.prr_on_ack(delivered, self.lost_marks - prior_marks, cum_advanced);
+        } else if out.newly_acked_bytes > 0 {
             let sample = AckSample {
                 acked_bytes: out.newly_acked_window,
                 prior_in_flight,
@@ -1466,6 +1559,7 @@ impl SubflowSender {
         s.lost = true;
         s.retx_in_flight = false;
         self.lost_out += 1;
+        self.lost_marks += 1;
         self.retx_queue.push_back(self.front_no + i as u64);
     }
 
@@ -2066,5 +2160,80 @@ mod tests {
         send(&mut sf, last, &[MSS; 5]);
         sf.restart_if_idle(ms(last + 100_000));
         assert_eq!(sf.cwnd(), cwnd);
+    }
+
+    /// Loss recovery as Linux runs it: Proportional Rate Reduction (`tcp_cwnd_reduction`,
+    /// net/ipv4/tcp_input.c; RFC 6937 with the slow-start reduction bound). Reno at cwnd 10
+    /// (ssthresh becomes 5) loses the first of ten segments; SACKs then deliver segments 1-9
+    /// one per ACK. With pipe above ssthresh PRR lets out ceil(5 · delivered / 10) − sent: the
+    /// fast retransmission, then one segment per two deliveries; once the pipe is down to
+    /// ssthresh (7th SACK: delta 0, nothing) it sends what keeps it there. RFC 6675's
+    /// cwnd = ssthresh at once would send nothing but the retransmission until the pipe fell
+    /// below 5.
+    #[test]
+    fn fast_recovery_sends_in_proportion_to_deliveries_as_linux_prr() {
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS]);
+        send(&mut sf, 40, &[MSS; 9]);
+        let mut sends = Vec::new();
+        let mut cwnds = Vec::new();
+        for k in 1..=9u64 {
+            let t = 140 + k;
+            let out = ack_sack(&mut sf, 0, &[(1000, 1000 + 1000 * k)], t, 40);
+            assert_eq!(out.entered_recovery, k == 1, "ACK {k}");
+            cwnds.push(sf.cwnd() / MSS as u64);
+            let mut n = 0;
+            while sf.has_cwnd_space() {
+                if sf.send_retransmission(ms(t)).is_none() {
+                    send(&mut sf, t, &[MSS]);
+                }
+                n += 1;
+            }
+            sends.push(n);
+        }
+        assert_eq!(sf.ssthresh(), 5 * MSS as u64);
+        // pipe after each ACK: 8 (seg 0 marked lost), 8, 7, 7, 6, 6, 5, 4, 4.
+        assert_eq!(cwnds, [9, 8, 8, 7, 7, 6, 5, 5, 5]);
+        assert_eq!(sends, [1, 0, 1, 0, 1, 0, 0, 1, 1]);
+        assert_eq!(sf.state(), SubflowState::Recovery);
+        // The retransmission arrives: SND.UNA passes the recovery point and
+        // `tcp_end_cwnd_reduction` leaves cwnd at ssthresh.
+        ack_sack(&mut sf, 10_000, &[], 250, 141);
+        assert_ne!(sf.state(), SubflowState::Recovery);
+        assert_eq!(sf.cwnd(), sf.ssthresh());
+    }
+
+    /// PRR's slow-start reduction bound (`tcp_cwnd_reduction` with `delta >= 0`): once losses
+    /// have taken the pipe below ssthresh, an ACK lets out what was delivered and not yet sent
+    /// (at least what it delivered itself), one more when it advances SND.UNA without a new
+    /// loss, never past ssthresh. Reno at cwnd 10 (ssthresh 5) loses segments 0-5 of ten.
+    #[test]
+    fn prr_rebuilds_a_pipe_below_ssthresh_by_one_extra_segment_per_ack() {
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 6]);
+        send(&mut sf, 40, &[MSS; 4]);
+        let mut cwnds = Vec::new();
+        let mut fill = |sf: &mut SubflowSender, t: u64| {
+            cwnds.push(sf.cwnd() / MSS as u64);
+            while sf.has_cwnd_space() {
+                sf.send_retransmission(ms(t))
+                    .expect("a lost segment to resend");
+            }
+        };
+        // Segment 6 SACKed: 0-5 lost, pipe 3 (7-9); delivered 1, sent 0, delta 2: sndcnt 1.
+        assert!(ack_sack(&mut sf, 0, &[(6000, 7000)], 141, 40).entered_recovery);
+        assert_eq!(sf.in_flight() / MSS as u64, 3);
+        fill(&mut sf, 141);
+        // Segment 7: delivered 2, sent 1, pipe 3 (8, 9, segment 0 again): sndcnt 1.
+        ack_sack(&mut sf, 0, &[(6000, 8000)], 142, 40);
+        fill(&mut sf, 142);
+        // Segments 8, 9: delivered 4, sent 2, pipe 2: sndcnt max(2, 2) = 2.
+        ack_sack(&mut sf, 0, &[(6000, 10_000)], 143, 40);
+        fill(&mut sf, 143);
+        // Segment 0's retransmission is acknowledged: SND.UNA moves, nothing new is lost;
+        // delivered 5, sent 4, pipe 3: sndcnt max(1, 1) + 1 = 2, delta 2.
+        ack_sack(&mut sf, 1000, &[(6000, 10_000)], 241, 141);
+        fill(&mut sf, 241);
+        assert_eq!(cwnds, [4, 4, 4, 5]);
     }
 }
