@@ -65,7 +65,10 @@ def _bw_hetero(queue: str, duration: str = "30s") -> dict:
 
 
 @pytest.mark.skip(
-    reason="measured 2026-11-24 on 34df2c9 + v0.94's penalty timing (30 s, p1 100 / p2 10 "
+    reason="measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): MinRTT 103.1 "
+    "Mbit/s with 1000-packet queues and 103.1 with 300; the others' median 87.0 (RR 32.1, "
+    "MuSher 18.8, BLEST 103.1, ECF 102.9, STTF 87.0). Before: "
+    "measured 2026-11-24 on 34df2c9 + v0.94's penalty timing (30 s, p1 100 / p2 10 "
     "Mbit/s): MinRTT 104.6 Mbit/s with 1000-packet queues and 104.6 with 300 (104.6/104.3 "
     "before); the other studied schedulers' median 82.0 (RR 40.0): MinRTT sends on p2 only when "
     "p1's window is full, so p2's window stays near 100 packets (sRTT ~130 ms) and never fills "
@@ -130,7 +133,9 @@ def test_musher_small_queues_cap_is_p2s_window():
 
 
 @pytest.mark.skip(
-    reason="measured 2026-11-24 after the MPTCP receive window stopped shrinking with a "
+    reason="measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): small queues "
+    "273.4 Mbit/s vs large 383.6 Mbit/s (0.713x). Before: "
+    "measured 2026-11-24 after the MPTCP receive window stopped shrinking with a "
     "subflow's own window (mptcp_set_rwin, ack_update_msk): small queues 274.8 Mbit/s vs "
     "large 383.7 Mbit/s over 10 s (0.716x); needs < 0.7x"
 )
@@ -155,7 +160,9 @@ def test_blest_and_ecf_fall_back_to_the_fast_flow_under_heterogeneous_delay():
 # Fig. 6's setting at p2 1% loss, 10 s.
 LOSSY = presets_cech.lossy_scenario()
 MUSHER_LOSSY_MISS = pytest.mark.skip(
-    reason="measured 2026-11-24 on 34df2c9 (10 s, p2 1% loss, base RTT 1 ms): MuSher keeps p1 "
+    reason="measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): p1 at 0.687 "
+    "utilization. Before: "
+    "measured 2026-11-24 on 34df2c9 (10 s, p2 1% loss, base RTT 1 ms): MuSher keeps p1 "
     "at 0.68 utilization, what p2 alone carries at that loss (single-path 0.69): its strict "
     "50% ratio ties p1 to p2 and no search triggers (the rate trigger needs a 200 Mbit/s "
     "change, the queue trigger a 75 kB fall). p1 is at 0.92 with a 0.5 ms base RTT, 0.98 "

@@ -103,7 +103,10 @@ def ratios():
             1 << 20,
             id="1MiB",
             marks=pytest.mark.skip(
-                reason="measured 2026-11-24 after the MPTCP receive window followed the MPTCP "
+                reason="measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): "
+                "dems-f/minrtt 1.0690 (WiFi 5000 kbit/s, LTE 3x, 70 ms), 1.0272 (5000, 3x, 270 "
+                "ms), 1.0272 (5000, 2x, 270 ms), 1.0228 (5000, 2x, 70 ms). Before: "
+                "measured 2026-11-24 after the MPTCP receive window followed the MPTCP "
                 "socket's default scaling ratio (Linux 6.18), again on e3756ad: dems-f/minrtt "
                 "1.0213 (WiFi 2500 kbit/s, LTE 3x, 270 ms), 1.0225 (5000, 3x, 270 ms); sequence "
                 "plots in docs/experiments.md; needs <= 1.02 in every cell"
@@ -113,7 +116,9 @@ def ratios():
             4 << 20,
             id="4MiB",
             marks=pytest.mark.skip(
-                reason="measured 2026-11-24 on e3756ad: dems-f/minrtt 1.0600 (WiFi 2500 "
+                reason="measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): "
+                "dems-f/minrtt 1.0469 (WiFi 5000 kbit/s, LTE 2x, 270 ms), 1.0427 (5000, 2x, 70 "
+                "ms). Before: measured 2026-11-24 on e3756ad: dems-f/minrtt 1.0600 (WiFi 2500 "
                 "kbit/s, LTE 1x, 270 ms: LTE drops 504 vs 70; sequence plot in "
                 "docs/experiments.md) (99e9300: 1.0764, and 1.0251 at 7040, 3x, 270 ms, "
                 "1.001 now); needs <= 1.02 in every cell"
