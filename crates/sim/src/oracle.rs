@@ -22,6 +22,15 @@
 //! Its granularity is one segment: a scheduler may beat it by what moving less than one segment
 //! between paths gains.
 //!
+//! Two orders (two paths): a fixed number of bytes per path can be sent in two ways, and the
+//! search runs both and keeps the faster (`oracle_order` in the result): each path takes the
+//! lowest unsent segments ("head", `fixed-split:B0,B1`), or the last path takes its share from
+//! each chunk's end as DEMS's tail subflow does ("tail", `fixed-split:B0,B1,tail`; Guo et al.,
+//! MobiCom 2017, §4.1). Neither wins everywhere: with the slow path's segments in the middle
+//! of the chunk, the data behind them waits in the receive buffer and the receive window can
+//! stall the fast path (Fig. 13, WiFi 22.5 / LTE 2.5 Mbit/s, 4 MiB); from the end they arrive
+//! last. A tie keeps the head order.
+//!
 //! More than two paths (our generalization): a local search from the best single path, moving
 //! shares between pairs of paths in steps halving from an eighth of the chunk to one segment
 //! while that helps. Not exhaustive.
@@ -57,7 +66,11 @@ const REFINE: u64 = 4;
 const NEAR_BEST: f64 = 0.02;
 
 /// Best splits of seed-independent scenarios (no random loss), by scenario JSON.
-static SEARCHED: Mutex<Option<HashMap<String, Vec<u64>>>> = Mutex::new(None);
+/// A split found: bytes per chunk of every path, and whether the last path's share comes from
+/// each chunk's end.
+type Split = (Vec<u64>, bool);
+
+static SEARCHED: Mutex<Option<HashMap<String, Split>>> = Mutex::new(None);
 const SEARCHED_MAX: usize = 4096;
 
 struct Search<'a> {
@@ -65,8 +78,11 @@ struct Search<'a> {
     seed: u64,
     mss: u64,
     size: u64,
-    /// Runs by shares (bytes per chunk of every path).
-    memo: HashMap<Vec<u64>, (f64, Value)>,
+    /// The order of the splits run now: the last path's share from each chunk's end
+    /// (`fixed-split:…,tail`) instead of the lowest unsent segments.
+    tail: bool,
+    /// Runs by shares (bytes per chunk of every path) and order.
+    memo: HashMap<(Vec<u64>, bool), (f64, Value)>,
     runs: u64,
     events: u64,
 }
@@ -74,7 +90,8 @@ struct Search<'a> {
 impl Search<'_> {
     /// Download time of a split given as bytes per chunk of every path (summing to the chunk).
     fn time(&mut self, shares: &[u64]) -> Result<f64, SimError> {
-        if let Some((t, _)) = self.memo.get(shares) {
+        let key = self.key(shares);
+        if let Some((t, _)) = self.memo.get(&key) {
             return Ok(*t);
         }
         let sched = match shares.iter().position(|&s| s == self.size) {
@@ -82,15 +99,23 @@ impl Search<'_> {
             None => {
                 // Every share explicit: no path waits for a chunk's end to be written.
                 let all: Vec<String> = shares.iter().map(|s| s.to_string()).collect();
-                format!("fixed-split:{}", all.join(","))
+                let order = if key.1 { ",tail" } else { "" };
+                format!("fixed-split:{}{order}", all.join(","))
             }
         };
         let v = crate::run(self.sc, &sched, self.seed)?;
         self.runs += 1;
         self.events += v["events"].as_u64().unwrap_or(0);
         let t = v["download_time_s"].as_f64().unwrap_or(f64::INFINITY);
-        self.memo.insert(shares.to_vec(), (t, v));
+        self.memo.insert(key, (t, v));
         Ok(t)
+    }
+
+    /// The memo key of a split in the current order; a split that leaves a path idle is plain
+    /// TCP on the other, whatever the order.
+    fn key(&self, shares: &[u64]) -> (Vec<u64>, bool) {
+        let whole = shares.contains(&self.size);
+        (shares.to_vec(), self.tail && !whole)
     }
 
     /// Two paths: k segments on the first path.
@@ -117,10 +142,12 @@ impl Search<'_> {
                     best = (t, k);
                     // Keep only the best run's result: a scan holds thousands of runs.
                     if prev != self.shares2(k) {
+                        let prev = self.key(&prev);
                         self.memo.remove(&prev);
                     }
                 } else {
-                    self.memo.remove(&self.shares2(k));
+                    let key = self.key(&self.shares2(k));
+                    self.memo.remove(&key);
                 }
             }
             return Ok(self.shares2(best.1));
@@ -133,13 +160,27 @@ impl Search<'_> {
         self.refine(grid, step)?;
         let mut best = (f64::INFINITY, 0);
         for k in 0..=nseg {
-            if let Some((t, _)) = self.memo.get(&self.shares2(k)) {
+            if let Some((t, _)) = self.memo.get(&self.key(&self.shares2(k))) {
                 if *t < best.0 {
                     best = (*t, k);
                 }
             }
         }
         Ok(self.shares2(best.1))
+    }
+
+    /// Two paths in both orders (see the module doc): the better split, and whether it is
+    /// the tail order. A tie keeps the lowest-unsent order.
+    fn two_paths_both_orders(&mut self) -> Result<Split, SimError> {
+        self.tail = false;
+        let head = self.two_paths()?;
+        let t_head = self.time(&head)?;
+        self.tail = true;
+        let tail = self.two_paths()?;
+        let t_tail = self.time(&tail)?;
+        let use_tail = t_tail < t_head && !tail.contains(&self.size);
+        self.tail = use_tail;
+        Ok((if use_tail { tail } else { head }, use_tail))
     }
 
     /// Evaluates `grid` (ascending, points `step` apart except maybe the last gap), then scans
@@ -238,6 +279,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
         // The fixed split runs as MPTCP.
         mss: u64::from(crate::effective_mss(sc, true)),
         size,
+        tail: false,
         memo: HashMap::new(),
         runs: 0,
         events: 0,
@@ -247,13 +289,13 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
         let cache = SEARCHED.lock().unwrap_or_else(|e| e.into_inner());
         cache.as_ref().and_then(|c| c.get(k).cloned())
     });
-    let split = match known {
-        Some(split) => split,
+    let (split, tail) = match known {
+        Some(found) => found,
         None => {
             let split = match sc.paths.len() {
-                1 => vec![size],
-                2 => s.two_paths()?,
-                _ => s.n_paths()?,
+                1 => (vec![size], false),
+                2 => s.two_paths_both_orders()?,
+                _ => (s.n_paths()?, false),
             };
             if let Some(k) = key {
                 let mut cache = SEARCHED.lock().unwrap_or_else(|e| e.into_inner());
@@ -266,8 +308,12 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
             split
         }
     };
+    s.tail = tail;
     s.time(&split)?;
-    let (_, best) = s.memo.remove(&split).expect("the best split was run");
+    let (_, best) = s
+        .memo
+        .remove(&s.key(&split))
+        .expect("the best split was run");
     let mut v = best;
     let o = v.as_object_mut().expect("a result object");
     let frac: serde_json::Map<String, Value> = sc
@@ -278,13 +324,19 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
         .collect();
     o.insert("scheduler".into(), json!("oracle"));
     o.insert("oracle_split".into(), Value::Object(frac));
+    // Which end of each chunk the last path's share comes from.
+    o.insert(
+        "oracle_order".into(),
+        json!(if tail { "tail" } else { "head" }),
+    );
     o.insert("oracle_runs".into(), json!(s.runs));
     o.insert("events".into(), json!(s.events));
     o.insert("wall_time_s".into(), json!(wall.elapsed().as_secs_f64()));
     Ok(v)
 }
 
-/// The brute-force scan the search must equal: every segment boundary of a two-path split.
+/// The brute-force scan the search must equal: every segment boundary of a two-path split, in
+/// both orders.
 /// Returns (best time, its first-path share in bytes, runs). For tests and measurements.
 pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), SimError> {
     // The MSS the oracle's own runs use (`transport.mss` unset resolves by scheduler).
@@ -302,18 +354,23 @@ pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), Sim
         // The fixed split runs as MPTCP.
         mss: u64::from(crate::effective_mss(sc, true)),
         size,
+        tail: false,
         memo: HashMap::new(),
         runs: 0,
         events: 0,
     };
     let mut best = (f64::INFINITY, 0);
-    for k in 0..=size.div_ceil(s.mss) {
-        let t = s.t2(k)?;
-        if t < best.0 {
-            best = (t, s.shares2(k)[0]);
+    // Both orders, the lowest-unsent one first (a tie keeps it, as the search does).
+    for tail in [false, true] {
+        s.tail = tail;
+        for k in 0..=size.div_ceil(s.mss) {
+            let t = s.t2(k)?;
+            if t < best.0 {
+                best = (t, s.shares2(k)[0]);
+            }
+            // Keep only the times: a scan of thousands of runs need not hold their results.
+            s.memo.clear();
         }
-        // Keep only the times: a scan of thousands of runs need not hold their results.
-        s.memo.clear();
     }
     Ok(best)
 }

@@ -11,8 +11,8 @@
 //! when it takes it, so the split's resolution is one segment. Losses are repaired by the
 //! subflow's own retransmissions: the split stays what was asked.
 //!
-//! `fixed-split:B0,B1,tail` (our addition, for measurements; the best-fixed-split search does
-//! not use it): the last path takes the *highest* unsent segment of the oldest chunk it has a
+//! `fixed-split:B0,B1,tail` (our addition; the best-fixed-split search runs both orders and
+//! keeps the faster, `oracle` in crates/sim/src/oracle.rs): the last path takes the *highest* unsent segment of the oldest chunk it has a
 //! share of, as DEMS's tail subflow does (Guo et al., MobiCom 2017, §4.1), and the lowest when
 //! that lies past the peer's receive window. Its share then sits at the chunk's end instead of
 //! among the other paths' segments, where it holds up in-order delivery (docs/experiments.md,
