@@ -18,9 +18,13 @@ dotted) and the in-order data delivered.
 from __future__ import annotations
 
 import sys
-import tomllib
 
 import matplotlib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
