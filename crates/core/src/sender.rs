@@ -555,12 +555,14 @@ impl SenderConnection {
         }
     }
 
+    #[inline]
     fn notify(&mut self, now: Time, ev: SchedEvent) {
         let mut ctx = sched_ctx!(self, now);
         self.sched.on_event(&mut ctx, &ev);
         self.apply_penalties(now);
     }
 
+    #[inline]
     fn apply_penalties(&mut self, now: Time) {
         // Called after every decision and event; a drain of the empty list was not free.
         if self.penalties.is_empty() {
