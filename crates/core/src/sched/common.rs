@@ -37,6 +37,31 @@ pub fn fastest_where(ctx: &SchedCtx<'_>, pred: impl Fn(PathId) -> bool) -> Optio
     best.map(|(_, p)| p)
 }
 
+/// [`fastest`] and [`fastest_where`] `pred` from one pass over the subflows: `None` without
+/// subflows, else the fastest subflow and the first for which `pred` holds (asked of the same
+/// subflows as `fastest_where` asks).
+#[inline]
+pub fn fastest_and_where(
+    ctx: &SchedCtx<'_>,
+    pred: impl Fn(PathId) -> bool,
+) -> Option<(PathId, Option<PathId>)> {
+    let mut fast: Option<(Duration, PathId)> = None;
+    let mut best: Option<(Duration, PathId)> = None;
+    for p in 0..ctx.npaths() as PathId {
+        let srtt = ctx.srtt_of(p).unwrap_or(Duration::MAX);
+        // Paths come in increasing number, so a tie keeps the earlier one.
+        if fast.is_none_or(|(b, _)| srtt < b) {
+            fast = Some((srtt, p));
+        }
+        if best.is_none_or(|(b, _)| srtt < b) && pred(p) {
+            best = Some((srtt, p));
+        }
+    }
+    debug_assert_eq!(fast.map(|f| f.1), fastest(ctx));
+    debug_assert_eq!(best.map(|b| b.1), fastest_where(ctx, &pred));
+    fast.map(|(_, f)| (f, best.map(|(_, b)| b)))
+}
+
 /// The MinRTT choice: the lowest-sRTT subflow with window space, among those `allowed`.
 pub fn minrtt_with_space(ctx: &SchedCtx<'_>, allowed: impl Fn(PathId) -> bool) -> Option<PathId> {
     // Window space first: most subflows have none when a decision is asked for, and the
