@@ -441,6 +441,23 @@ impl SenderConnection {
         }
     }
 
+    /// [`SenderConnection::refresh_availability`] after an ACK on `p`: only `p` can have
+    /// changed. A subflow enters the RTO Loss state only on its own ACKs and timeouts, and is
+    /// marked potentially failed or cleared only by its own timeout or ACK; the timeouts
+    /// refresh every subflow (issue "Speed at scale": the pass over all of them ran on every
+    /// ACK).
+    fn refresh_availability_of(&mut self, p: usize) {
+        if self.sched.single_path() {
+            return;
+        }
+        self.info[p].available = !self.pf[p] && !self.subflows[p].in_loss();
+        debug_assert!(
+            (0..self.info.len())
+                .all(|q| self.info[q].available == (!self.pf[q] && !self.subflows[q].in_loss())),
+            "availability out of date"
+        );
+    }
+
     // ---- connection timeline ---------------------------------------------------------------
 
     /// Subflow `p` exists but its handshake has not completed: no scheduler may use it and the
@@ -535,7 +552,7 @@ impl SenderConnection {
                 self.msk_arm(now, true);
             }
         }
-        self.refresh_availability();
+        self.refresh_availability_of(p);
 
         let path = ack.path;
         self.notify(
