@@ -25,6 +25,7 @@ pub fn fastest(ctx: &SchedCtx<'_>) -> Option<PathId> {
 ///
 /// `pred` is asked only of a subflow that would lead (issue "Speed at scale": window space and
 /// the like cost more than an sRTT), so it must have no side effects.
+#[inline]
 pub fn fastest_where(ctx: &SchedCtx<'_>, pred: impl Fn(PathId) -> bool) -> Option<PathId> {
     let mut best: Option<(Duration, PathId)> = None;
     for p in 0..ctx.npaths() as PathId {
@@ -63,6 +64,7 @@ pub fn fastest_and_where(
 }
 
 /// The MinRTT choice: the lowest-sRTT subflow with window space, among those `allowed`.
+#[inline]
 pub fn minrtt_with_space(ctx: &SchedCtx<'_>, allowed: impl Fn(PathId) -> bool) -> Option<PathId> {
     // Window space first: most subflows have none when a decision is asked for, and the
     // scheduler's own test (for `backup`, three reads of the subflow) is then skipped. Both
