@@ -181,6 +181,14 @@ pub struct SenderConnection {
     /// a subflow ([`SenderConnection::touch`]): each poll's pass over the subflows visits these
     /// only (it visited all of them, a tenth of an 8-path run's instructions).
     poll_due: u64,
+    /// With [`SenderConnection::watch_silence`]: each subflow's silence deadline as of the
+    /// last [`SenderConnection::poll_timeout`], stale for the subflows in `silence_dirty`,
+    /// which [`SenderConnection::touch`] marks. Every pump asks `poll_timeout`, usually after
+    /// one or two subflows changed, and a silence deadline costs a probe-timeout computation
+    /// (issue "Speed at scale": `backup`'s `poll_timeout` grew by about 300 instructions per
+    /// data packet from 1 to 8 paths).
+    silence: Vec<Option<Time>>,
+    silence_dirty: u64,
     /// The subflows' congestion control: only a coupled one needs every subflow's state on an
     /// ACK ([`CoupledView`], [`CcKind::is_coupled`]).
     cc: CcKind,
@@ -248,6 +256,8 @@ impl SenderConnection {
             held: vec![VecDeque::new(); cfg.npaths],
             wq_busy: 0,
             poll_due: 0,
+            silence: vec![None; cfg.npaths],
+            silence_dirty: !0,
             cc: cfg.cc,
             wmem_max: cfg.send_buffer,
             sndbuf_lock: None,
@@ -264,7 +274,17 @@ impl SenderConnection {
     }
 
     /// Bring bit `p` of [`SenderConnection::poll_due`] up to date after subflow `p` changed.
+    /// Also marks `p`'s silence deadline stale.
     fn touch(&mut self, p: usize) {
+        if self.watch_silence {
+            self.silence_dirty |= 1 << p;
+        }
+        self.refresh_poll_due(p);
+    }
+
+    /// Bring bit `p` of [`SenderConnection::poll_due`] up to date, for a call that changed
+    /// nothing a silence deadline reads.
+    fn refresh_poll_due(&mut self, p: usize) {
         if self.subflows[p].wants_poll() {
             self.poll_due |= 1 << p;
         } else {
@@ -441,6 +461,23 @@ impl SenderConnection {
         }
     }
 
+    /// [`SenderConnection::refresh_availability`] after an ACK on `p`: only `p` can have
+    /// changed. A subflow enters the RTO Loss state only on its own ACKs and timeouts, and is
+    /// marked potentially failed or cleared only by its own timeout or ACK; the timeouts
+    /// refresh every subflow (issue "Speed at scale": the pass over all of them ran on every
+    /// ACK).
+    fn refresh_availability_of(&mut self, p: usize) {
+        if self.sched.single_path() {
+            return;
+        }
+        self.info[p].available = !self.pf[p] && !self.subflows[p].in_loss();
+        debug_assert!(
+            (0..self.info.len())
+                .all(|q| self.info[q].available == (!self.pf[q] && !self.subflows[q].in_loss())),
+            "availability out of date"
+        );
+    }
+
     // ---- connection timeline ---------------------------------------------------------------
 
     /// Subflow `p` exists but its handshake has not completed: no scheduler may use it and the
@@ -535,7 +572,7 @@ impl SenderConnection {
                 self.msk_arm(now, true);
             }
         }
-        self.refresh_availability();
+        self.refresh_availability_of(p);
 
         let path = ack.path;
         self.notify(
@@ -555,12 +592,14 @@ impl SenderConnection {
         }
     }
 
+    #[inline]
     fn notify(&mut self, now: Time, ev: SchedEvent) {
         let mut ctx = sched_ctx!(self, now);
         self.sched.on_event(&mut ctx, &ev);
         self.apply_penalties(now);
     }
 
+    #[inline]
     fn apply_penalties(&mut self, now: Time) {
         // Called after every decision and event; a drain of the empty list was not free.
         if self.penalties.is_empty() {
@@ -769,13 +808,15 @@ impl SenderConnection {
                 let mut released = false;
                 for p in 0..n {
                     let waits = self.subflows[p].frto_waits_for_new_data();
+                    // Neither call moves a silence deadline (the send buffer, the last ACK,
+                    // the sRTT): only `poll_due` is brought up to date.
                     if self.wq[p].is_empty() {
                         self.subflows[p].mark_app_limited();
-                        self.touch(p);
+                        self.refresh_poll_due(p);
                         released |= waits;
                     } else if waits && !self.wq_sendable(p) {
                         self.subflows[p].end_frto_wait();
-                        self.touch(p);
+                        self.refresh_poll_due(p);
                         released = true;
                     }
                 }
@@ -942,7 +983,7 @@ impl SenderConnection {
     /// Earliest retransmission timer (a subflow's or the connection's), the time pacing lets a
     /// held-back segment leave, or (for a scheduler that watches for it) a subflow's silence
     /// deadline.
-    pub fn poll_timeout(&self) -> Option<Time> {
+    pub fn poll_timeout(&mut self) -> Option<Time> {
         // A plain loop over `Option`s: the iterator chain it replaces (flat_map, chain,
         // flatten) cost about 120 instructions per call for one subflow, and every pump asks.
         let earlier = |a: Option<Time>, b: Option<Time>| match (a, b) {
@@ -951,10 +992,29 @@ impl SenderConnection {
             (None, y) => y,
         };
         let mut first = self.msk.as_ref().and_then(MskRetrans::deadline);
+        if self.watch_silence && self.subflows.len() > 1 {
+            let all = !0u64 >> (64 - self.subflows.len());
+            for p in pathmask::bits(self.silence_dirty & all) {
+                self.silence[p] = self.subflows[p].silence_deadline();
+            }
+            self.silence_dirty = 0;
+            for (s, &silence) in self.subflows.iter().zip(&self.silence) {
+                debug_assert_eq!(
+                    silence,
+                    s.silence_deadline(),
+                    "silence deadline out of date"
+                );
+                first = earlier(first, s.retransmission_timer());
+                first = earlier(first, s.pacing_release_time());
+                first = earlier(first, silence);
+            }
+            return first;
+        }
         for s in &self.subflows {
             first = earlier(first, s.retransmission_timer());
             first = earlier(first, s.pacing_release_time());
             if self.watch_silence {
+                // One subflow: its deadline is as cheap to compute as to look up.
                 first = earlier(first, s.silence_deadline());
             }
         }

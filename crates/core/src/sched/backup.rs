@@ -95,8 +95,11 @@ impl Backup {
     /// (as Linux 6.18 does: 101 KB of 1 MiB on a backup initial subflow before the other
     /// path's MP_JOIN completed, on the emulated DEMS WiFi/LTE profile).
     fn available(detect: Detect, ctx: &SchedCtx<'_>, p: PathId) -> bool {
-        let s: &dyn SubflowView = ctx.subflow(p);
-        s.is_established() && !s.in_loss() && !(detect == Detect::Probe && s.silent())
+        // Read directly, not through the view's dynamic calls: asked of every subflow that
+        // would lead, on every decision.
+        ctx.read_subflow(p, |s: &dyn SubflowView| {
+            s.is_established() && !s.in_loss() && !(detect == Detect::Probe && s.silent())
+        })
     }
 }
 

@@ -25,7 +25,7 @@
 //! slow subflow blocked the window) and shrinks by 0.01 otherwise (use the slow subflow more).
 
 use crate::packet::PathId;
-use crate::sched::common::fastest;
+use crate::sched::common::fastest_and_where;
 use crate::sched::minrtt::MinRtt;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 use crate::time::{Duration, Time};
@@ -112,19 +112,20 @@ impl Scheduler for Blest {
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         for p in 0..ctx.npaths() {
-            if let Some(r) = ctx.subflow(p as PathId).srtt() {
+            if let Some(r) = ctx.srtt_of(p as PathId) {
                 let m = &mut self.min_srtt[p];
                 *m = Some(m.map_or(r, |m| m.min(r)));
             }
         }
-        let a = self.minrtt.next(ctx)?;
+        // MinRTT's choice and the fastest subflow from one pass over the subflows.
+        let (fast, best) = fastest_and_where(ctx, |p| ctx.has_space(p))?;
+        let a = self.minrtt.next_on(ctx, best?)?;
         let rec = ctx.meta().seg(a.seg)?;
         if rec.sent() {
             // MinRTT's opportunistic retransmission: the slow subflow blocked the window.
             self.on_reinjection();
             return Some(a);
         }
-        let fast = fastest(ctx)?;
         if a.path == fast {
             return Some(a);
         }

@@ -87,7 +87,10 @@ impl Cycle {
         }
         let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
         for p in 0..n {
-            c.rounds[p] = ((longest / c.rtt[p]).floor() as u64).max(1);
+            // The ratio is positive (or NaN, which both turn into 0), so truncation is its
+            // floor: `f64::floor` is a library call on the baseline x86-64 target (no SSE4.1
+            // `roundsd`), about a hundred instructions per data packet at 8 paths.
+            c.rounds[p] = ((longest / c.rtt[p]) as u64).max(1);
             c.advance(p);
         }
         #[cfg(debug_assertions)]

@@ -23,7 +23,7 @@
 //! subflow, the slow one must look better by the factor 1 + β before it is used again.
 //! Linux's σ is `rttvar_us >> 1`, i.e. twice the mean deviation; we use RTTVAR as the paper says.
 
-use crate::sched::common::fastest;
+use crate::sched::common::fastest_and_where;
 use crate::sched::minrtt::MinRtt;
 use crate::sched::{Assignment, SchedCtx, Scheduler};
 
@@ -57,8 +57,9 @@ impl Scheduler for Ecf {
     }
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
-        let a = self.minrtt.next(ctx)?;
-        let fast = fastest(ctx)?;
+        // MinRTT's choice and the fastest subflow from one pass over the subflows.
+        let (fast, best) = fastest_and_where(ctx, |p| ctx.has_space(p))?;
+        let a = self.minrtt.next_on(ctx, best?)?;
         if a.path == fast || ctx.meta().seg(a.seg)?.sent() {
             return Some(a);
         }

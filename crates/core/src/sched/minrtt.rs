@@ -121,6 +121,15 @@ impl Scheduler for MinRtt {
 
     fn next(&mut self, ctx: &mut SchedCtx<'_>) -> Option<Assignment> {
         let best = fastest_where(ctx, |p| ctx.has_space(p))?;
+        self.next_on(ctx, best)
+    }
+}
+
+impl MinRtt {
+    /// [`Scheduler::next`] once the lowest-sRTT subflow with window space, `best`, is known
+    /// (BLEST and ECF find it in the same pass as the fastest subflow).
+    #[inline]
+    pub(crate) fn next_on(&mut self, ctx: &mut SchedCtx<'_>, best: PathId) -> Option<Assignment> {
         match ctx.meta_mut().next_unsent() {
             Some(n) if ctx.may_send(n) => Some(Assignment { path: best, seg: n }),
             Some(_) if self.opportunistic => self.opportunistic_retransmission(ctx, best, true),

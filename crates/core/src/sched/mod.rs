@@ -156,8 +156,11 @@ impl<'a> SchedCtx<'a> {
     }
     /// Whether `p` may take data at all (not potentially failed after an RTO, not in the RTO
     /// Loss state). New data never goes to an unavailable subflow.
+    #[inline]
     pub fn available(&self, p: PathId) -> bool {
-        self.path_info(p).available
+        // The flag alone, not a copy of the whole `PathInfo` (asked of every subflow on most
+        // decisions).
+        self.paths.get(p as usize).is_none_or(|i| i.available)
     }
     /// Any driver's context: subflows seen through [`SubflowView`] (kernel TCP subflows in
     /// the real proxy).
