@@ -104,6 +104,15 @@ pub fn wmem_queued(
     in_flight + segs_in_flight.div_ceil(per_skb) * skb_head_truesize(mss) + queued
 }
 
+/// The earlier of two optional deadlines.
+fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 /// Per-path counters a driver reports as metrics.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PathStats {
@@ -983,32 +992,13 @@ impl SenderConnection {
     /// Earliest retransmission timer (a subflow's or the connection's), the time pacing lets a
     /// held-back segment leave, or (for a scheduler that watches for it) a subflow's silence
     /// deadline.
+    #[inline]
     pub fn poll_timeout(&mut self) -> Option<Time> {
         // A plain loop over `Option`s: the iterator chain it replaces (flat_map, chain,
         // flatten) cost about 120 instructions per call for one subflow, and every pump asks.
-        let earlier = |a: Option<Time>, b: Option<Time>| match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, None) => x,
-            (None, y) => y,
-        };
         let mut first = self.msk.as_ref().and_then(MskRetrans::deadline);
         if self.watch_silence && self.subflows.len() > 1 {
-            let all = !0u64 >> (64 - self.subflows.len());
-            for p in pathmask::bits(self.silence_dirty & all) {
-                self.silence[p] = self.subflows[p].silence_deadline();
-            }
-            self.silence_dirty = 0;
-            for (s, &silence) in self.subflows.iter().zip(&self.silence) {
-                debug_assert_eq!(
-                    silence,
-                    s.silence_deadline(),
-                    "silence deadline out of date"
-                );
-                first = earlier(first, s.retransmission_timer());
-                first = earlier(first, s.pacing_release_time());
-                first = earlier(first, silence);
-            }
-            return first;
+            return self.poll_timeout_watching_silence(first);
         }
         for s in &self.subflows {
             first = earlier(first, s.retransmission_timer());
@@ -1017,6 +1007,29 @@ impl SenderConnection {
                 // One subflow: its deadline is as cheap to compute as to look up.
                 first = earlier(first, s.silence_deadline());
             }
+        }
+        first
+    }
+
+    /// [`SenderConnection::poll_timeout`] with several subflows and a scheduler that watches
+    /// for silence: the kept deadlines brought up to date. Apart, so that the common case stays
+    /// small enough to inline into the driver's pump (benchmark (a): 9 instructions per packet).
+    #[inline(never)]
+    fn poll_timeout_watching_silence(&mut self, mut first: Option<Time>) -> Option<Time> {
+        let all = !0u64 >> (64 - self.subflows.len());
+        for p in pathmask::bits(self.silence_dirty & all) {
+            self.silence[p] = self.subflows[p].silence_deadline();
+        }
+        self.silence_dirty = 0;
+        for (s, &silence) in self.subflows.iter().zip(&self.silence) {
+            debug_assert_eq!(
+                silence,
+                s.silence_deadline(),
+                "silence deadline out of date"
+            );
+            first = earlier(first, s.retransmission_timer());
+            first = earlier(first, s.pacing_release_time());
+            first = earlier(first, silence);
         }
         first
     }

@@ -128,7 +128,7 @@ impl Scheduler for MinRtt {
 impl MinRtt {
     /// [`Scheduler::next`] once the lowest-sRTT subflow with window space, `best`, is known
     /// (BLEST and ECF find it in the same pass as the fastest subflow).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_on(&mut self, ctx: &mut SchedCtx<'_>, best: PathId) -> Option<Assignment> {
         match ctx.meta_mut().next_unsent() {
             Some(n) if ctx.may_send(n) => Some(Assignment { path: best, seg: n }),
