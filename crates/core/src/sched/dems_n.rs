@@ -310,33 +310,53 @@ impl DemsN {
         j: PathId,
     ) -> Option<Run> {
         let n = view.order().len();
-        let drain = |g: &Gap| {
-            let r: f64 = [g.fwd, g.bwd]
-                .iter()
-                .flatten()
-                .map(|&p| Self::rate(view, p))
-                .sum();
-            if r > 0.0 {
-                (g.hi - g.lo) as f64 / r
-            } else {
-                f64::INFINITY
-            }
-        };
         let mut best: Option<(f64, Gap)> = None;
         if let (Some(lo), Some(hi)) = (meta.first_unsent(c.id), meta.last_unsent(c.id)) {
             for (lo, hi) in meta.unsent_runs(lo, hi + 1) {
                 let g = Self::gap(plan, n, lo, hi);
-                // A gap fronted at both ends and too short to split gives no run.
-                if g.fwd.is_some() && g.bwd.is_some() && g.hi - g.lo < 2 {
+                if !Self::gives_run(&g) {
                     continue;
                 }
-                let d = drain(&g);
+                let d = Self::drain(view, &g);
                 if best.is_none_or(|(b, _)| d.total_cmp(&b).is_gt()) {
                     best = Some((d, g));
                 }
             }
         }
-        let run = best.map(|(_, g)| match (g.fwd, g.bwd) {
+        let run = best.map(|(_, g)| Self::run_in(view, &g, j));
+        #[cfg(debug_assertions)]
+        debug_assert_eq!(
+            run,
+            Self::start_run_sorted(meta, view, c, plan, j),
+            "start_run without the sort"
+        );
+        run
+    }
+
+    /// Seconds the subflows fronting gap `g` need to send it (infinite when none sends).
+    fn drain(view: &NetView, g: &Gap) -> f64 {
+        let r: f64 = [g.fwd, g.bwd]
+            .iter()
+            .flatten()
+            .map(|&p| Self::rate(view, p))
+            .sum();
+        if r > 0.0 {
+            (g.hi - g.lo) as f64 / r
+        } else {
+            f64::INFINITY
+        }
+    }
+
+    /// A gap fronted at both ends and too short to split gives no run.
+    fn gives_run(g: &Gap) -> bool {
+        !(g.fwd.is_some() && g.bwd.is_some() && g.hi - g.lo < 2)
+    }
+
+    /// The run subflow `j` starts in gap `g` (one that [`DemsN::gives_run`]): from its low end
+    /// with no front there, from its high end with no back front, else from the point that
+    /// splits the gap in proportion to the three subflows' rates, paired with the slower front.
+    fn run_in(view: &NetView, g: &Gap, j: PathId) -> Run {
+        match (g.fwd, g.bwd) {
             (None, _) => Run {
                 next: g.lo,
                 forward: true,
@@ -370,14 +390,7 @@ impl DemsN {
                     }
                 }
             }
-        });
-        #[cfg(debug_assertions)]
-        debug_assert_eq!(
-            run,
-            Self::start_run_sorted(meta, view, c, plan, j),
-            "start_run without the sort"
-        );
-        run
+        }
     }
 
     /// [`DemsN::start_run`] as a stable sort of all gaps by drain time: what the single pass
@@ -392,63 +405,11 @@ impl DemsN {
     ) -> Option<Run> {
         let n = view.order().len();
         let mut gaps = Self::gaps(meta, c, plan, n);
-        let drain = |g: &Gap| {
-            let r: f64 = [g.fwd, g.bwd]
-                .iter()
-                .flatten()
-                .map(|&p| Self::rate(view, p))
-                .sum();
-            if r > 0.0 {
-                (g.hi - g.lo) as f64 / r
-            } else {
-                f64::INFINITY
-            }
-        };
         // Longest drain first; ties to the lower position (stable sort).
-        gaps.sort_by(|a, b| drain(b).total_cmp(&drain(a)));
-        for g in gaps {
-            match (g.fwd, g.bwd) {
-                (None, _) => {
-                    return Some(Run {
-                        next: g.lo,
-                        forward: true,
-                    })
-                }
-                (Some(_), None) => {
-                    return Some(Run {
-                        next: g.hi - 1,
-                        forward: false,
-                    })
-                }
-                (Some(f), Some(b)) if g.hi - g.lo >= 2 => {
-                    let (rf, rb, rj) = (
-                        Self::rate(view, f),
-                        Self::rate(view, b),
-                        Self::rate(view, j),
-                    );
-                    let len = (g.hi - g.lo) as f64;
-                    let total = rf + rb + rj;
-                    let clamp = |x: f64| (x.round() as SegNo).clamp(g.lo + 1, g.hi - 1);
-                    return Some(if rf <= rb {
-                        // Pair with the forward front: j backward from the split point.
-                        let s = clamp(g.lo as f64 + len * (rf + rj) / total);
-                        Run {
-                            next: s - 1,
-                            forward: false,
-                        }
-                    } else {
-                        // Pair with the backward front: j forward from the split point.
-                        let s = clamp(g.lo as f64 + len * rf / total);
-                        Run {
-                            next: s,
-                            forward: true,
-                        }
-                    });
-                }
-                _ => {}
-            }
-        }
-        None
+        gaps.sort_by(|a, b| Self::drain(view, b).total_cmp(&Self::drain(view, a)));
+        gaps.into_iter()
+            .find(Self::gives_run)
+            .map(|g| Self::run_in(view, &g, j))
     }
 
     /// New data for subflow `j` from chunk `c` (which has untransmitted bytes).
