@@ -288,11 +288,13 @@ fn run_inner(
     trace: Option<&mut PacketTrace>,
 ) -> Result<Value, SimError> {
     let resolved = sc.resolved_for(scheduler);
-    let sc: &Scenario = &resolved;
-    check_scenario(sc)?;
+    check_scenario(&resolved)?;
     if scheduler == oracle::ORACLE.0 {
+        // As the user gave it: each run of the search resolves `transport.mss` for its own
+        // scheduler, so a split's all-on-one-path point is plain TCP with TCP's MSS.
         return oracle::run(sc, seed);
     }
+    let sc: &Scenario = &resolved;
     let wall = std::time::Instant::now();
     let traces = load_traces(sc)?;
     let sched = build_scheduler(sc, scheduler)?;

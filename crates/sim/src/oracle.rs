@@ -7,7 +7,8 @@
 //! handshakes and MP_JOIN timeline, their warm connection across a chunk train, and their
 //! random-number streams (every path's loss draws come from the same per-path generator of the
 //! same seed). A share of 0% or 100% is plain TCP over the one path that carries everything
-//! (`single:NAME`), as a user would download it.
+//! (`single:NAME`, with TCP's 1,448-byte MSS where the splits run MPTCP's 1,420), as a user would
+//! download it.
 //!
 //! Two paths: the split is searched over every segment boundary k = 0, 1, …, ⌈S/MSS⌉. The
 //! download time T(k) is not monotone on either side of its minimum (a path can finish a
@@ -263,6 +264,8 @@ fn seed_independent(sc: &Scenario) -> bool {
         .all(|p| p.forward.loss == 0.0 && p.reverse.loss == 0.0)
 }
 
+/// The best fixed split of `sc`, a scenario as the user gave it (`transport.mss` may be left to
+/// each scheduler: the splits run as MPTCP, a path alone as plain TCP).
 pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
     let wall = std::time::Instant::now();
     let size = match sc.workload {
@@ -277,7 +280,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
         sc,
         seed,
         // The fixed split runs as MPTCP.
-        mss: u64::from(crate::effective_mss(sc, true)),
+        mss: u64::from(crate::effective_mss(&sc.resolved_for(ORACLE.0), true)),
         size,
         tail: false,
         memo: HashMap::new(),
@@ -339,9 +342,7 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
 /// both orders.
 /// Returns (best time, its first-path share in bytes, runs). For tests and measurements.
 pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), SimError> {
-    // The MSS the oracle's own runs use (`transport.mss` unset resolves by scheduler).
-    let resolved = sc.resolved_for(ORACLE.0);
-    let sc: &Scenario = &resolved;
+    // As the oracle does: `sc` unresolved, each run resolving its own MSS.
     let size = match sc.workload {
         Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
         Workload::Bulk { .. } | Workload::Stream { .. } => {
@@ -352,7 +353,7 @@ pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), Sim
         sc,
         seed,
         // The fixed split runs as MPTCP.
-        mss: u64::from(crate::effective_mss(sc, true)),
+        mss: u64::from(crate::effective_mss(&sc.resolved_for(ORACLE.0), true)),
         size,
         tail: false,
         memo: HashMap::new(),
