@@ -26,6 +26,7 @@ from typing import Any, Callable
 from . import _engine
 from .errors import ScenarioError
 from .scenario import DEFAULT_SCENARIO_TOML
+from .wire import SEGMENT_WIRE_BYTES
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -518,9 +519,6 @@ def _fig13_figures(df: Any, ctx: Context):
     ]
 
 
-# A full-size MPTCP segment on the wire: MSS 1,420 + 94 bytes of TCP/IP/MPTCP options and
-# Ethernet framing (docs/fidelity.md, "Wire bytes as Linux frames them").
-SEGMENT_WIRE_BYTES = 1514
 # A scheduler without reinjection that is otherwise the same one (DEMS-F without reinjection is
 # DEMS-B, Guo et al., MobiCom 2017, §4): whether a gain over the split needs the reinjection.
 NO_REINJECTION = {"dems-f": "dems-b", "dems-s": "dems-b"}
@@ -546,10 +544,11 @@ def fig13_below_split(df: Any) -> Any:
       without reinjection (NO_REINJECTION) is not below the split in that cell (with no such
       variant in the runs, reinjected bytes alone);
     * segment order: the split's mean out-of-order queue is larger. The split fixes how many
-      bytes each path carries, not which: each path takes the chunk's lowest unsent segment, so
-      the slow path's segments sit in the middle of the chunk and what arrives behind them waits
-      in the receive buffer (whose window then holds the fast path back), where DEMS sends the
-      slow path's share from the chunk's end;
+      bytes each path carries, and the search tries two orders of them (crates/sim/src/oracle.rs);
+      in the head order each path takes the chunk's lowest unsent segment, so the slow path's
+      segments sit in the middle of the chunk and what arrives behind them waits in the receive
+      buffer (whose window then holds the fast path back), where DEMS sends the slow path's share
+      from the chunk's end;
     * unexplained: none of these.
     """
     import pandas as pd

@@ -16,6 +16,8 @@ import functools
 import math
 from typing import Any
 
+from .wire import MSS_MPTCP
+
 CECH = "Cech, TUM 2020"
 # The six schedulers the report compares (§3), then the ones it lists (Table 1) or sketches (§5).
 STUDIED = ["minrtt", "rr", "musher", "blest", "ecf", "sttf"]
@@ -233,8 +235,6 @@ def fig3_figures(df: Any, ctx: Any) -> list:
 # 1 ms x 10 Mbit/s p2 needs to stay busy, so both paths run full with either queue size; the
 # head-of-line blocking that round-robin's 1.2 s queue causes (p1 at a third) never happens.
 FIG3_TRACE_SCHEDULERS = ("minrtt", "rr")
-# Payload bytes per segment of a multipath run (the engine's default MSS for MPTCP).
-MSS_MPTCP = 1420
 
 
 @functools.lru_cache(maxsize=2)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .wire import MSS_MPTCP, SEGMENT_WIRE_BYTES
+
 STMS = "Shi et al., USENIX ATC 2018"
 RTSC = "Park et al. (R-TSC)"
 F_RATE = "35.85Mbit"
@@ -460,10 +462,6 @@ def stms_fig11_claims(df: Any) -> list:
 
 # ---- stms-fig12 (gap after a delay change) ------------------------------------------------------
 
-MSS_MPTCP = 1420  # bytes per segment for every multipath scheduler (docs/scenarios.md)
-# A full MPTCP segment on a constant-rate link: 1,420 bytes of payload in a 1,514-byte frame
-# (80 bytes of IP/TCP headers and options, 14 of Ethernet; crates/sim/src/framing.rs).
-FRAME_BYTES = 1514
 CHANGE_AT_S = 10.0
 
 
@@ -489,7 +487,7 @@ def gap_runs(duration: str = "16s") -> list[dict[str, Any]]:
     from .traces import to_json
 
     cases = [("a: WiFi 20 -> 5 ms", 0, 0.005), ("b: LTE 200 -> 100 ms", 1, 0.100)]
-    b_f = 30e6 / 8 * MSS_MPTCP / FRAME_BYTES  # payload bytes/s of the fast path
+    b_f = 30e6 / 8 * MSS_MPTCP / SEGMENT_WIRE_BYTES  # payload bytes/s of the fast path
     out = []
     for label, path, new in cases:
         sc = {"path": _stms_paths("200ms"), "workload": {"kind": "bulk", "duration": duration}}
