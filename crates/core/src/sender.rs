@@ -465,9 +465,14 @@ impl SenderConnection {
         if self.sched.single_path() {
             return;
         }
-        for (p, i) in self.info.iter_mut().enumerate() {
-            i.available = !self.pf[p] && !self.subflows[p].in_loss();
+        for p in 0..self.info.len() {
+            self.info[p].available = self.is_available(p);
         }
+    }
+
+    /// Subflow `p` may take data: not potentially failed and not in the RTO Loss state.
+    fn is_available(&self, p: usize) -> bool {
+        !self.pf[p] && !self.subflows[p].in_loss()
     }
 
     /// [`SenderConnection::refresh_availability`] after an ACK on `p`: only `p` can have
@@ -479,10 +484,9 @@ impl SenderConnection {
         if self.sched.single_path() {
             return;
         }
-        self.info[p].available = !self.pf[p] && !self.subflows[p].in_loss();
+        self.info[p].available = self.is_available(p);
         debug_assert!(
-            (0..self.info.len())
-                .all(|q| self.info[q].available == (!self.pf[q] && !self.subflows[q].in_loss())),
+            (0..self.info.len()).all(|q| self.info[q].available == self.is_available(q)),
             "availability out of date"
         );
     }

@@ -88,7 +88,31 @@ struct Search<'a> {
     events: u64,
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    /// A search over `sc` as the user gave it (each run resolves `transport.mss` for its own
+    /// scheduler); the chunk size from its workload.
+    fn new(sc: &'a Scenario, seed: u64) -> Result<Self, SimError> {
+        let size = match sc.workload {
+            Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
+            Workload::Bulk { .. } | Workload::Stream { .. } => {
+                return Err(SimError::Scenario(
+                    "scheduler oracle: needs a chunk or chunks workload".into(),
+                ))
+            }
+        };
+        Ok(Search {
+            sc,
+            seed,
+            // The fixed split runs as MPTCP.
+            mss: u64::from(crate::effective_mss(&sc.resolved_for(ORACLE.0), true)),
+            size,
+            tail: false,
+            memo: HashMap::new(),
+            runs: 0,
+            events: 0,
+        })
+    }
+
     /// Download time of a split given as bytes per chunk of every path (summing to the chunk).
     fn time(&mut self, shares: &[u64]) -> Result<f64, SimError> {
         let key = self.key(shares);
@@ -268,25 +292,8 @@ fn seed_independent(sc: &Scenario) -> bool {
 /// each scheduler: the splits run as MPTCP, a path alone as plain TCP).
 pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
     let wall = std::time::Instant::now();
-    let size = match sc.workload {
-        Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
-        Workload::Bulk { .. } | Workload::Stream { .. } => {
-            return Err(SimError::Scenario(
-                "scheduler oracle: needs a chunk or chunks workload".into(),
-            ))
-        }
-    };
-    let mut s = Search {
-        sc,
-        seed,
-        // The fixed split runs as MPTCP.
-        mss: u64::from(crate::effective_mss(&sc.resolved_for(ORACLE.0), true)),
-        size,
-        tail: false,
-        memo: HashMap::new(),
-        runs: 0,
-        events: 0,
-    };
+    let mut s = Search::new(sc, seed)?;
+    let size = s.size;
     let key = seed_independent(sc).then(|| serde_json::to_string(sc).expect("serializable"));
     let known = key.as_ref().and_then(|k| {
         let cache = SEARCHED.lock().unwrap_or_else(|e| e.into_inner());
@@ -340,26 +347,10 @@ pub fn run(sc: &Scenario, seed: u64) -> Result<Value, SimError> {
 
 /// The brute-force scan the search must equal: every segment boundary of a two-path split, in
 /// both orders.
-/// Returns (best time, its first-path share in bytes, runs). For tests and measurements.
+/// Returns (best time, its first-path share in bytes). For tests and measurements.
 pub fn brute_force_two_paths(sc: &Scenario, seed: u64) -> Result<(f64, u64), SimError> {
-    // As the oracle does: `sc` unresolved, each run resolving its own MSS.
-    let size = match sc.workload {
-        Workload::Chunk { size_bytes } | Workload::Chunks { size_bytes, .. } => size_bytes,
-        Workload::Bulk { .. } | Workload::Stream { .. } => {
-            return Err(SimError::Scenario("needs chunks".into()))
-        }
-    };
-    let mut s = Search {
-        sc,
-        seed,
-        // The fixed split runs as MPTCP.
-        mss: u64::from(crate::effective_mss(&sc.resolved_for(ORACLE.0), true)),
-        size,
-        tail: false,
-        memo: HashMap::new(),
-        runs: 0,
-        events: 0,
-    };
+    let mut s = Search::new(sc, seed)?;
+    let size = s.size;
     let mut best = (f64::INFINITY, 0);
     // Both orders, the lowest-unsent one first (a tie keeps it, as the search does).
     for tail in [false, true] {

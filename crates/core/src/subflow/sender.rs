@@ -1078,6 +1078,7 @@ impl SubflowSender {
     /// were marked (RFC 9438 §4.6 / RFC 5681 FlightSize). Linux's ssthresh hooks read
     /// `snd_cwnd` instead, which after a slow-start overshoot is about twice the pipe; that
     /// difference is kept (see the module doc of `cc::cubic`).
+    ///
     /// `tcp_init_cwnd_reduction` starts PRR from the window before the reduction; the
     /// controller's window (now ssthresh) is what `tcp_end_cwnd_reduction` leaves at the end.
     fn enter_recovery(&mut self, now: Time, flight: u64) {
@@ -1173,7 +1174,8 @@ impl SubflowSender {
         self.retx_queue.clear();
         self.lost_out = 0;
         let rack_rtt = self.rack.rtt;
-        for (i, s) in self.board.iter_mut().enumerate() {
+        for i in 0..self.board.len() {
+            let s = self.board[i];
             if s.sacked {
                 continue;
             }
@@ -1185,14 +1187,7 @@ impl SubflowSender {
                 }
                 continue;
             }
-            if s.in_pipe() {
-                self.in_flight -= self.mss as u64;
-            }
-            s.lost = true;
-            s.retx_in_flight = false;
-            self.lost_out += 1;
-            self.lost_marks += 1;
-            self.retx_queue.push_back(self.front_no + i as u64);
+            self.mark_lost(i);
         }
         // Segments not marked stay RACK candidates: rescan from the head.
         self.loss_ptr = self.front_no;
