@@ -85,8 +85,9 @@ pub fn sndbuf_for(cwnd_segs: u64, mss: u32, cap: u64) -> u64 {
     (2 * segs * per_mss(mss)).min(cap)
 }
 
-/// `sk_wmem_queued` of a subflow holding `in_flight` payload bytes in `segs_in_flight`
-/// segments and `queued` bytes not yet sent. Unsent data sits in large page-fragment skbs
+/// `sk_wmem_queued` of a subflow holding `in_flight` payload bytes sent and not cumulatively
+/// acknowledged, `segs_in_flight` of whose segments still have their own skb head (the SACKed
+/// ones were merged into their neighbours), and `queued` bytes not yet sent. Unsent data sits in large page-fragment skbs
 /// charged by their length (`mptcp_sendmsg_frag`); sent data was cut into skbs as the window
 /// let it out (`tso_fragment`), each with its own head: one segment per skb when one ACK frees
 /// one segment (congestion avoidance with an ACK per segment), two in slow start. Fitted on

@@ -297,6 +297,43 @@ pub(crate) mod exchange {
             self
         }
 
+        /// An ACK on `path` up to subflow sequence `upto` that SACKs `sack` (subflow bytes),
+        /// data-ACK and window in bytes.
+        pub fn ack_sack(
+            &mut self,
+            path: PathId,
+            upto: u64,
+            sack: (u64, u64),
+            data_ack: u64,
+            rwnd: u64,
+        ) -> &mut Self {
+            let last = self
+                .wire
+                .iter()
+                .rev()
+                .find(|(d, _)| d.path == path)
+                .map(|(d, _)| *d)
+                .expect("something was sent on the path");
+            let mut blocks = [SackBlock::default(); 3];
+            blocks[0] = SackBlock {
+                start: sack.0,
+                end: sack.1,
+            };
+            let ack = Ack {
+                path,
+                ack: upto,
+                sack: blocks,
+                nsack: 1,
+                data_ack,
+                rwnd,
+                ts_ecr: last.ts_val,
+                ts_val: 0,
+                owd_echo: None,
+            };
+            self.conn.handle_input(self.now, &ack);
+            self
+        }
+
         /// Nothing acknowledged so far: at 1 s (no RTT sample yet) Linux's tail-loss probe
         /// fires (`tcp_schedule_loss_probe`) and its retransmission is sent.
         pub fn fire_loss_probe(&mut self) -> &mut Self {

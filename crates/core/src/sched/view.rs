@@ -28,6 +28,20 @@ pub trait SubflowView {
     /// simulator; for a kernel subflow also the bytes still queued unsent in the socket).
     fn in_flight(&self) -> u64;
     fn segments_in_flight(&self) -> u64;
+    /// Bytes sent and not cumulatively acknowledged, SACKed and lost ones included: what the
+    /// subflow's retransmission queue holds until SND.UNA passes it (`snd_nxt − snd_una`).
+    /// Above the pipe while a loss is being repaired; equal to it otherwise.
+    fn outstanding_bytes(&self) -> u64 {
+        self.in_flight()
+    }
+    /// Segments in [`Self::outstanding_bytes`] (Linux `tp->packets_out`).
+    fn packets_out(&self) -> u64 {
+        self.segments_in_flight()
+    }
+    /// Segments of [`Self::packets_out`] SACKed (Linux `tp->sacked_out`).
+    fn sacked_segments(&self) -> u64 {
+        0
+    }
     /// Room for one more full segment in the congestion window.
     fn has_cwnd_space(&self) -> bool;
     /// Free congestion window, bytes.
@@ -183,6 +197,18 @@ impl SubflowView for SubflowSender {
     #[inline]
     fn pacing_rate_bps(&self) -> Option<f64> {
         SubflowSender::pacing_rate_bps(self)
+    }
+    #[inline]
+    fn outstanding_bytes(&self) -> u64 {
+        SubflowSender::outstanding_bytes(self)
+    }
+    #[inline]
+    fn packets_out(&self) -> u64 {
+        SubflowSender::packets_out(self)
+    }
+    #[inline]
+    fn sacked_segments(&self) -> u64 {
+        SubflowSender::sacked_segments(self)
     }
 }
 

@@ -550,6 +550,19 @@ impl SubflowSender {
     pub fn segments_in_flight(&self) -> u64 {
         self.in_flight.div_ceil(self.mss as u64)
     }
+    /// Payload bytes sent and not cumulatively acknowledged (`snd_nxt − snd_una`): the
+    /// retransmission queue, SACKed and lost segments included.
+    pub fn outstanding_bytes(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+    /// Segments sent and not cumulatively acknowledged (Linux `tp->packets_out`).
+    pub fn packets_out(&self) -> u64 {
+        self.board.len() as u64
+    }
+    /// Segments on the board SACKed (Linux `tp->sacked_out`).
+    pub fn sacked_segments(&self) -> u64 {
+        self.sacked_out
+    }
     /// Nagle's algorithm with Minshall's rule holds back a new segment of `len` bytes as the
     /// last one queued (`tcp_nagle_test` → `tcp_nagle_check`, net/ipv4/tcp_output.c, with
     /// `TCP_NODELAY` off, Linux's default): a sub-MSS segment waits while data is in flight and
@@ -2196,6 +2209,27 @@ mod tests {
         ack_sack(&mut sf, 10_000, &[], 250, 141);
         assert_ne!(sf.state(), SubflowState::Recovery);
         assert_eq!(sf.cwnd(), sf.ssthresh());
+    }
+
+    /// What a subflow holds while it repairs a loss is its retransmission queue, not its pipe:
+    /// Linux frees an skb only when SND.UNA passes it (`tcp_clean_rtx_queue`), so SACKed and
+    /// lost segments stay in `sk_wmem_queued` and `packets_out` until the hole is filled. Ten
+    /// segments, the first lost and the other nine SACKed: the pipe is empty but for the
+    /// fast retransmission, the outstanding bytes and segments are all ten until the
+    /// cumulative ACK.
+    #[test]
+    fn sacked_and_lost_segments_stay_outstanding_until_the_cumulative_ack() {
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 10]);
+        assert!(ack_sack(&mut sf, 0, &[(1000, 10_000)], 141, 40).entered_recovery);
+        assert_eq!(sf.in_flight(), 0);
+        assert_eq!(sf.outstanding_bytes(), 10_000);
+        assert_eq!(sf.packets_out(), 10);
+        assert_eq!(sf.sacked_segments(), 9);
+        sf.send_retransmission(ms(141)).expect("segment 0 again");
+        assert_eq!(sf.in_flight() / MSS as u64, 1);
+        ack_sack(&mut sf, 10_000, &[], 250, 141);
+        assert_eq!((sf.outstanding_bytes(), sf.packets_out()), (0, 0));
     }
 
     /// PRR's slow-start reduction bound (`tcp_cwnd_reduction` with `delta >= 0`): once losses

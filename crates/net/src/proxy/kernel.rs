@@ -258,6 +258,17 @@ impl SubflowView for KernelView {
     fn segments_in_flight(&self) -> u64 {
         self.in_flight().div_ceil(self.mss64())
     }
+    /// `tcpi_unacked` is `packets_out`: SACKed and lost segments stay in it until the
+    /// cumulative ACK, as in `sk_wmem_queued`.
+    fn outstanding_bytes(&self) -> u64 {
+        self.info.unacked as u64 * self.mss64() + self.info.notsent_bytes as u64
+    }
+    fn packets_out(&self) -> u64 {
+        self.outstanding_bytes().div_ceil(self.mss64())
+    }
+    fn sacked_segments(&self) -> u64 {
+        self.info.sacked as u64
+    }
     fn has_cwnd_space(&self) -> bool {
         self.alive && self.in_flight() + self.mss64() <= self.cwnd() + self.slack
     }
