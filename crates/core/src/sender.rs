@@ -278,6 +278,9 @@ impl SenderConnection {
         conn.est.track_delta(conn.sched.reads_delta_owd());
         conn.watch_silence = conn.sched.watches_silence();
         conn.meta.enable_cuts();
+        // Nagle at the data level for schedulers that decide segment by segment (v0.9x);
+        // one that queues ahead (upstream) runs it on its subflows.
+        conn.meta.set_nagle(!conn.sched.queues_ahead());
         conn.sync_sndbuf();
         conn.touch_all();
         conn
@@ -334,8 +337,10 @@ impl SenderConnection {
         self.touch_all();
     }
 
-    /// `TCP_NODELAY` on every subflow (`transport.nodelay`): Nagle never holds a short segment.
+    /// `TCP_NODELAY` (`transport.nodelay`): Nagle never holds a short segment, on the subflows
+    /// nor at the data level ([`SendBuffer::nagle_holds`]).
     pub fn set_nodelay(&mut self, on: bool) {
+        self.meta.set_nagle(!on && !self.sched.queues_ahead());
         for sf in &mut self.subflows {
             sf.set_nodelay(on);
         }
@@ -841,8 +846,8 @@ impl SenderConnection {
                 return None;
             };
             let p = path as usize;
-            // (`in_window` is false for a segment not in the buffer.)
-            if p >= n || !self.meta.in_window(seg) {
+            // (`may_send` is false for a segment not in the buffer, and for one Nagle holds.)
+            if p >= n || !self.meta.may_send(seg) {
                 self.refused += 1;
                 return None;
             }
@@ -972,6 +977,8 @@ impl SenderConnection {
         } else {
             TxKind::New
         };
+        // `tcp_minshall_update(meta_tp, ...)` after `mptcp_skb_entail`.
+        self.meta.on_meta_send(dsn, len);
         let first_on_path = self.subflows[p].bytes_sent() == 0;
         self.window_used
             .record(end.saturating_sub(self.meta.data_ack()));

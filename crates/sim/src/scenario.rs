@@ -245,9 +245,11 @@ pub struct Transport {
     /// Internal TCP pacing as Linux computes it (`tcp_update_pacing_rate`, EDT departure
     /// times, `tcp_internal_pacing`); off by default.
     pub pacing: bool,
-    /// `TCP_NODELAY` on the sender's subflows: no Nagle (`tcp_nagle_check`), so a short segment
-    /// leaves at once. Off by default, as in Linux (the kernel runner sets it on the server's
-    /// socket when on). Left out of results while off.
+    /// `TCP_NODELAY` on the sender: no Nagle (`tcp_nagle_check`), so a short segment leaves at
+    /// once. Nagle runs on the subflows for `linux` (upstream MPTCP) and at the data level for
+    /// the schedulers that decide segment by segment (the multipath-tcp.org kernel's
+    /// `mptcp_write_xmit`; `SendBuffer::nagle_holds`). Off by default, as in Linux (the kernel
+    /// runner sets it on the server's socket when on). Left out of results while off.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub nodelay: bool,
     /// Receiver policy (`mpsched_core::recv`): "default" or "rtsc" (Park et al. (R-TSC), §V).

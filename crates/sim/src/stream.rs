@@ -162,26 +162,28 @@ impl Stream {
         }
     }
 
-    /// The application packet holding the byte before `dsn_end`, if not delivered yet.
-    fn packet_of(&mut self, dsn_end: u64) -> Option<&mut AppPacket> {
-        let i = self.inflight.partition_point(|p| p.end < dsn_end);
-        self.inflight.get_mut(i)
+    /// The packets not delivered yet whose last byte lies in `[dsn, dsn+len)`. Only the
+    /// segment with a packet's last byte counts: a packet longer than the MSS is several
+    /// segments, and one segment may end several packets: the sender appends a write to a
+    /// short unsent segment (`tcp_sendmsg_locked`, [`mpsched_core::meta::send::SendBuffer::write`]).
+    fn packets_ending_in(&mut self, dsn: u64, len: u32) -> impl Iterator<Item = &mut AppPacket> {
+        let end = dsn + u64::from(len);
+        let i = self.inflight.partition_point(|p| p.end <= dsn);
+        self.inflight
+            .range_mut(i..)
+            .take_while(move |p| p.end <= end)
     }
 
     /// Data `[dsn, dsn+len)` was sent for the first time at `now`.
     pub fn on_first_tx(&mut self, dsn: u64, len: u32, now: Time) {
-        let end = dsn + len as u64;
-        // Only the segment with a packet's last byte counts (a packet longer than the MSS is
-        // several segments; segments never span two writes).
-        if let Some(p) = self.packet_of(end).filter(|p| p.end == end) {
+        for p in self.packets_ending_in(dsn, len) {
             p.first_tx.get_or_insert(now);
         }
     }
 
     /// Data `[dsn, dsn+len)` arrived (new) at the receiver at `now`.
     pub fn on_arrival(&mut self, dsn: u64, len: u32, now: Time) {
-        let end = dsn + len as u64;
-        if let Some(p) = self.packet_of(end).filter(|p| p.end == end) {
+        for p in self.packets_ending_in(dsn, len) {
             p.arrived.get_or_insert(now);
         }
     }
@@ -273,6 +275,48 @@ mod tests {
         assert_eq!(st.reorder.max(), 7_000_000);
         assert_eq!(st.total.max(), 20_000_000);
         assert_eq!(st.stalls, 0);
+    }
+
+    #[test]
+    fn a_segment_ending_two_packets_times_both() {
+        // Two 1000-byte packets (generated at 0 and 1 ms) in one 2000-byte segment, sent at 3
+        // ms, arrived and delivered at 13 ms: the segment holds both packets' last bytes.
+        // Counted only where a segment ends exactly at a packet's end, packet 0 took no
+        // transmission time and all its delay was send-buffer delay.
+        let mut s = cbr(8e6);
+        s.generate(ms(1));
+        write_all(&mut s);
+        s.on_first_tx(0, 2000, ms(3));
+        s.on_arrival(0, 2000, ms(13));
+        s.on_delivered(2000, ms(13));
+        let st = &s.stats;
+        assert_eq!((st.send.max(), st.send.mean()), (3_000_000, 2_500_000.0));
+        assert_eq!(
+            (st.network.max(), st.network.mean()),
+            (10_000_000, 10_000_000.0)
+        );
+        assert_eq!(st.reorder.max(), 0);
+
+        // Segments of 1420 and 580 bytes: packet 0 ends in the first, packet 1 in the second.
+        let mut s = cbr(8e6);
+        s.generate(ms(1));
+        write_all(&mut s);
+        s.on_first_tx(0, 1420, ms(3));
+        s.on_first_tx(1420, 580, ms(4));
+        s.on_arrival(0, 1420, ms(13));
+        s.on_arrival(1420, 580, ms(15));
+        s.on_delivered(2000, ms(20));
+        // Packet 0: send 3, network 10, reorder 7 ms; packet 1: send 3, network 11, reorder 5.
+        let st = &s.stats;
+        assert_eq!((st.send.max(), st.send.mean()), (3_000_000, 3_000_000.0));
+        assert_eq!(
+            (st.network.max(), st.network.mean()),
+            (11_000_000, 10_500_000.0)
+        );
+        assert_eq!(
+            (st.reorder.max(), st.reorder.mean()),
+            (7_000_000, 6_000_000.0)
+        );
     }
 
     #[test]

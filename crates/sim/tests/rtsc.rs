@@ -233,8 +233,13 @@ fn fig9_rtsc_lowers_p95(cc: &str) {
 /// Since the receiver counts arrivals in MSS-sized packets (bytes / MSS, the unit of `f` and of
 /// the model) instead of segments: 5.671 -> 0.021 s, 1.070 -> 0.016 s, 0.219 -> 0.022 s,
 /// 0.015 -> 0.015 s, goodput 35.82 Mbit/s (counting segments: 0.234, 0.329, 0.050, 0.015 s).
+/// Then ignored from the MPTCP receive-window change (`mptcp_set_rwin`) until the sender ran
+/// Nagle at the data level (multipath-tcp.org's `mptcp_write_xmit`, efde540): at c1 = 23
+/// Mbit/s the default receiver sat at 0.015 s and R-TSC gave 0.017-0.018 s (57071c9: the
+/// phase shift of the Reno test below, then WiFi at its capacity, withheld at 1.4, 8.2 and
+/// 14.7 s as LIA grows it slowly). Measured 2026-11-25 since efde540: 5.469 -> 0.338 s,
+/// 0.684 -> 0.163 s, 0.016 -> 0.016 s, 0.016 -> 0.016 s, goodput 35.79-35.82 Mbit/s.
 #[test]
-#[ignore = "measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): at c1 = 23 Mbit/s p95 default 0.015 s, rtsc 0.018 s (6, 12, 35 Mbit/s pass: 4.865 -> 0.338 s, 1.019 -> 0.163 s, 0.015 -> 0.015 s). Before: measured 2026-11-25 after packets were charged their Linux frame (910b0a1): at c1 = 23 Mbit/s p95 default 0.015 s, rtsc 0.017 s. 2026-11-24, after the MPTCP receive window stopped shrinking with a young subflow's own window (mptcp_set_rwin, ack_update_msk): default 0.015 s (was 0.219 s), rtsc 0.017 s (6, 12, 35 Mbit/s pass: 5.000 -> 0.325 s, 1.061 -> 0.173 s, 0.015 -> 0.015 s; goodput 35.82-35.83 Mbit/s); needs rtsc <= default"]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting_lia() {
     fig9_rtsc_lowers_p95("lia");
 }
@@ -243,8 +248,30 @@ fn rtsc_lowers_p95_application_delay_in_fig9_setting_lia() {
 /// 0.025 vs default 0.015 s); since arrivals count in MSS-sized packets: 6.140 -> 0.046 s,
 /// 1.070 -> 0.068 s, 0.240 -> 0.029 s, 0.015 -> 0.015 s (counting segments: 0.055, 0.045,
 /// 0.018, 0.015 s).
+///
+/// Then ignored (2026-11-24 to 2026-11-25, last 57071c9: p95 default 0.015 s, rtsc 0.028 s at
+/// c1 = 23 Mbit/s; LIA 0.018 s) by the rr sender's lockstep: it sent each 1448-byte stream
+/// packet at once as a 1420-byte segment and a 28-byte tail and alternated them, so LTE
+/// carried every full segment (35.16 Mbit/s, no queue; the default's 0.015 s is LTE's one-way
+/// delay) and WiFi every tail. R-TSC's two start-up withholds (WiFi at 0.17 s, estimated window
+/// 24.0 > threshold 18.8 packets; LTE at 0.28 s, 49.3 > 45.7, while the capacities were
+/// still the rising carried rates) shifted the phase: WiFi then carried the full segments at
+/// 21.6 Mbit/s, its capacity, and queued; LTE, never queueing, showed R-TSC only the 14 Mbit/s
+/// it carried as its capacity (§V-1), so Eq. 10 asked for (1281, 1875) packets/s (of 1420 B)
+/// with thresholds (62.9, 47.5) packets against W^BDP (39.3, 28.4): about 19 packets of WiFi
+/// queue, cut once a second (21 withheld). With the true capacities (3302, 1899 packets/s of 1420 B)
+/// Eq. 10 asks for (1881, 1441) packets/s and Eq. 19's best thresholds are (99.1, 57.0),
+/// W^BDP of LTE and 2 W^BDP of WiFi, which an even split (windows 47 and 24) never reaches.
+///
+/// The multipath-tcp.org kernel runs Nagle on the meta socket (`mptcp_write_xmit`), so a
+/// write's 28-byte rest waits for the next write while a previous short segment is
+/// unacknowledged; with that (efde540) rr alternates full segments, about 18 Mbit/s on each
+/// path, the default receiver's p95 is 0.016 s (LTE's one-way delay) and R-TSC withholds once
+/// on each path in slow start and then never (estimated windows 48 and 24, thresholds 80.7
+/// and 39.6 packets). Measured 2026-11-25 since efde540: 5.671 -> 0.198 s, 0.684 -> 0.078 s,
+/// 0.016 -> 0.016 s, 0.016 -> 0.016 s, goodput 35.78-35.82 Mbit/s. At 23 Mbit/s R-TSC equals
+/// the default (which is at the floor), it does not lower it.
 #[test]
-#[ignore = "measured 2026-11-25 after fast recovery took Linux's PRR (b12bef8): at c1 = 23 Mbit/s p95 default 0.015 s, rtsc 0.028 s (6, 12, 35 Mbit/s pass: 5.201 -> 0.198 s, 1.019 -> 0.078 s, 0.015 -> 0.015 s). Before: measured 2026-11-25 after packets were charged their Linux frame (910b0a1): at c1 = 23 Mbit/s p95 default 0.015 s, rtsc 0.028 s. 2026-11-24, after the MPTCP receive window stopped shrinking with a young subflow's own window (mptcp_set_rwin, ack_update_msk): default 0.015 s (was 0.240 s), rtsc 0.027 s (6, 12, 35 Mbit/s pass: 5.335 -> 0.202 s, 1.061 -> 0.081 s, 0.015 -> 0.015 s; goodput 35.79-35.82 Mbit/s); needs rtsc <= default"]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting() {
     fig9_rtsc_lowers_p95("reno");
 }
@@ -252,18 +279,15 @@ fn rtsc_lowers_p95_application_delay_in_fig9_setting() {
 /// CUBIC, Linux's default (the issue: R-TSC works with LIA, OLIA and CUBIC senders). Passed
 /// until the senders grew their windows only when Linux's `tcp_is_cwnd_limited` allows (892ecc5):
 /// p95 default -> rtsc 5.402 -> 0.144 s, 0.566 -> 0.039 s, 0.249 -> 0.023 s, 0.167 -> 0.027 s at
-/// c1 = 6, 12, 23, 35 Mbit/s. At 23 Mbit/s the default receiver's 15 ms is not a queue-free
-/// split but the rr sender's lockstep: each 1448-byte stream packet leaves as a 1420-byte
-/// segment and a 28-byte tail, rr alternates them, and with windows that no longer grow unused
-/// the full segments all go to LTE (35 of its 40 Mbit/s, no queue) and WiFi carries the tails.
-/// R-TSC's first duplicate ACKs shift that phase: WiFi then carries the full segments at its
-/// 22 Mbit/s and queues, and Eq. 10 keeps it there because LTE, never queueing, shows R-TSC only
-/// the rate it carries as its capacity (§V-1: `c` is learned while a path queues). Figure:
-/// bench/rtsc_fig9_cubic_23.py, docs/img/rtsc-fig9-cubic-23.png (drawn before the window
-/// change below). Passes again since the MPTCP receive window no longer shrinks with a young
-/// subflow's own window (`mptcp_set_rwin`, `ack_update_msk`): 5.067 -> 0.074 s, 0.575 -> 0.039
-/// s, 0.249 -> 0.024 s, 0.167 -> 0.017 s, goodput 35.79-35.82 Mbit/s; the same change put the
-/// default receiver at the 15 ms floor at 23 Mbit/s with Reno and LIA (their tests above).
+/// c1 = 6, 12, 23, 35 Mbit/s. At 23 Mbit/s the default receiver's 15 ms was not a queue-free
+/// split but the rr sender's lockstep (the Reno test above; figure
+/// bench/rtsc_fig9_cubic_23.py, docs/img/rtsc-fig9-cubic-23.png, drawn before the receive-window
+/// change below and before efde540). Passed again after the MPTCP receive window stopped shrinking
+/// with a young subflow's own window (`mptcp_set_rwin`, `ack_update_msk`): 5.067 -> 0.074 s,
+/// 0.575 -> 0.039 s, 0.249 -> 0.024 s, 0.167 -> 0.017 s. Measured 2026-11-25 since the sender
+/// runs Nagle at the data level (efde540; 57071c9: 5.134 -> 0.081, 0.650 -> 0.032, 0.249 ->
+/// 0.025, 0.015 -> 0.015 s): 4.798 -> 0.125 s, 0.650 -> 0.099 s, 0.016 -> 0.016 s, 0.016 ->
+/// 0.016 s, goodput 35.79-35.82 Mbit/s.
 #[test]
 fn rtsc_lowers_p95_application_delay_in_fig9_setting_cubic() {
     fig9_rtsc_lowers_p95("cubic");

@@ -154,6 +154,13 @@ pub struct SendBuffer {
     /// segment is found by popcounts over words ([`SendBuffer::nth_unsent`]) instead of a walk
     /// over the records (STMS and STTF ask for it on every decision).
     sent_bits: SentBits,
+    /// Nagle's algorithm at the data level ([`SendBuffer::nagle_holds`]); off unless the
+    /// connection turns it on.
+    nagle: bool,
+    /// `tcp_minshall_update` on the meta socket: the end (DSN) of the last sub-MSS segment put
+    /// on a subflow (`snd_sml`), and the highest data sent (`snd_nxt`).
+    snd_sml: u64,
+    snd_nxt: u64,
 }
 
 /// A bit per absolute segment number: word `i` of `words` holds segments `64 (w0 + i) ..`.
@@ -302,7 +309,69 @@ impl SendBuffer {
             runs: None,
             journal: None,
             sent_bits: SentBits::default(),
+            nagle: false,
+            snd_sml: 0,
+            snd_nxt: 0,
         }
+    }
+
+    /// Turn Nagle's algorithm at the data level on or off ([`SendBuffer::nagle_holds`]).
+    pub fn set_nagle(&mut self, on: bool) {
+        self.nagle = on;
+    }
+
+    /// `[dsn, dsn + len)` was put on a subflow by the connection (new data or a reinjection;
+    /// `mptcp_write_xmit` → `tcp_minshall_update(meta_tp, ...)`).
+    pub fn on_meta_send(&mut self, dsn: u64, len: u32) {
+        let end = dsn + u64::from(len);
+        if len < self.mss {
+            self.snd_sml = end;
+        }
+        self.snd_nxt = self.snd_nxt.max(end);
+    }
+
+    /// Nagle's algorithm with Minshall's rule at the data level: segment `no` waits when it
+    /// is the send head and the last segment written, shorter than an MSS, while data is in
+    /// flight whose last short segment is not yet data-acknowledged (`tcp_nagle_check`,
+    /// `tcp_minshall_check`).
+    ///
+    /// This is the multipath-tcp.org kernel (v0.9x, where `mptcp_rr.c`, BLEST, ECF and the
+    /// default MinRTT scheduler live): `mptcp_write_xmit` (net/mptcp/mptcp_output.c) asks
+    /// `tcp_nagle_test` on the meta socket for the skb the scheduler picked (with the socket's
+    /// `nonagle` if it is the last of the write queue, else `TCP_NAGLE_PUSH`) and calls
+    /// `tcp_minshall_update(meta_tp, ...)` after each skb it puts on a subflow: "Nagle is
+    /// handled at the MPTCP-layer", the subflows are always pushed. So a write of 1,448 bytes
+    /// over MPTCP's 1,420-byte MSS leaves as one full segment while its 28-byte rest waits
+    /// for the next write to fill it ([`SendBuffer::write`] appends to the unsent tail, as
+    /// `tcp_sendmsg` does), not as two segments. Upstream MPTCP, where the `linux` scheduler
+    /// queues ahead, runs Nagle on its subflows instead
+    /// ([`crate::subflow::sender::SubflowSender::nagle_holds`]): the connection leaves this off
+    /// there.
+    ///
+    /// Only the send head is held: the kernel's schedulers hand out the meta socket's send
+    /// head (or a reinjection). A scheduler that takes the last segment while earlier data is
+    /// unsent (DEMS's tail fetch, Guo et al., MobiCom 2017, §5) has no kernel counterpart and
+    /// is not held.
+    pub fn nagle_holds(&self, no: SegNo) -> bool {
+        if !self.nagle || no + 1 != self.end_seg() {
+            return false;
+        }
+        let Some(r) = self.seg(no) else {
+            return false;
+        };
+        let una = self.data_ack;
+        !r.sent()
+            && r.len < self.mss
+            && una < self.snd_nxt
+            && self.snd_sml > una
+            && self.snd_sml <= self.snd_nxt
+            && self.unsent_bytes() == u64::from(r.len)
+    }
+
+    /// Segment `no` may be sent now: within the peer's window ([`SendBuffer::in_window`]) and
+    /// not held by Nagle's algorithm ([`SendBuffer::nagle_holds`]).
+    pub fn may_send(&self, no: SegNo) -> bool {
+        self.in_window(no) && !self.nagle_holds(no)
     }
 
     /// Let schedulers cut segments where a push ends ([`SendBuffer::cut`]).

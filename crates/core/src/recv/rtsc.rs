@@ -11,9 +11,9 @@
 //!   and the capacity `c ← x` while the path queues (`T^R > T^p`, taken as `T^q > T^p / 10`);
 //!   `W^BDP = c · T^p`. A "packet" is an MSS-sized one, the unit of the model (§III: windows
 //!   and `W^BDP = c · T^p` in full packets) and of `f`: arrivals count `len / MSS`. Counting
-//!   segments instead mixed units whenever the sender sent short ones (an application-limited
-//!   sender with room in its window sends each write at once; a 1448-byte stream packet over a
-//!   1420-byte MPTCP MSS leaves a 28-byte tail), so `x`, `c` and `w` were up to twice the
+//!   segments instead mixed units whenever the sender sent short ones (a 1448-byte stream
+//!   packet over a 1420-byte MPTCP MSS leaves a 28-byte rest, a segment of its own whenever
+//!   Nagle lets it go, and always with `TCP_NODELAY`), so `x`, `c` and `w` were up to twice the
 //!   byte rate while Eq. 10 compared them with `f` in full packets;
 //! * the application rate `f` (Eq. 20) as the rate at which in-order data reaches the
 //!   application: our receiving application reads at once, so its play-back buffer never

@@ -238,9 +238,10 @@ impl<'a> SchedCtx<'a> {
     pub fn estimator(&self) -> &'a Estimator {
         self.est
     }
-    /// Whether segment `n` exists and fits the peer's receive window.
+    /// Whether segment `n` exists, fits the peer's receive window and is not held by Nagle's
+    /// algorithm at the data level ([`crate::meta::send::SendBuffer::nagle_holds`]).
     pub fn may_send(&self, n: SegNo) -> bool {
-        self.meta.in_window(n)
+        self.meta.may_send(n)
     }
     /// True when unsent data exists but the peer's receive window forbids sending it.
     pub fn rwnd_blocked(&mut self) -> bool {

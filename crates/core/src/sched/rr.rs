@@ -84,6 +84,52 @@ mod tests {
     }
 
     #[test]
+    fn nagle_holds_the_short_rest_of_a_write_until_the_next_write_fills_it() {
+        // Writes of 1,200 bytes over a 1,000-byte MSS (a 1,448-byte stream packet over
+        // MPTCP's 1,420). The multipath-tcp.org kernel, where `mptcp_rr.c` lives, runs Nagle
+        // with Minshall's rule on the meta socket (`mptcp_write_xmit`: `tcp_nagle_test` on the
+        // skb the scheduler picked, `tcp_minshall_update` after it is sent): the first write's
+        // 200-byte rest leaves (no short segment is unacknowledged), the second's waits, and
+        // the third write fills it to a full segment (`tcp_sendmsg` appends to the unsent tail)
+        // whose own 400-byte rest waits until the first short segment is data-acknowledged.
+        let wire = |ex: &Exchange| -> Vec<(u64, u32)> {
+            ex.wire.iter().map(|(d, _)| (d.dsn, d.len)).collect()
+        };
+        let mut ex = Exchange::new("rr", 2, 10, 64);
+        ex.at(0).conn.write(1200, false);
+        ex.send();
+        assert_eq!(wire(&ex), [(0, 1000), (1000, 200)]);
+        ex.at(1).conn.write(1200, false);
+        ex.send();
+        assert_eq!(
+            wire(&ex)[2..],
+            [(1200, 1000)],
+            "the 200 bytes at 2,200 wait"
+        );
+        ex.at(2).conn.write(1200, false);
+        ex.send();
+        assert_eq!(
+            wire(&ex)[3..],
+            [(2200, 1000)],
+            "the 400 bytes at 3,200 wait"
+        );
+        // The ACK of the first short segment (on p1, data-ACK 1,200) releases the rest.
+        ex.at(20).ack_bytes(1, None, 1200, 64_000);
+        ex.send();
+        assert_eq!(wire(&ex)[4..], [(3200, 400)]);
+
+        // `TCP_NODELAY`: every write leaves whole at once, a full segment and its rest.
+        let mut ex = Exchange::new("rr", 2, 10, 64);
+        ex.conn.set_nodelay(true);
+        for t in 0..3 {
+            ex.at(t).conn.write(1200, false);
+            ex.send();
+        }
+        let lens: Vec<u32> = wire(&ex).iter().map(|w| w.1).collect();
+        assert_eq!(lens, [1000, 200, 1000, 200, 1000, 200]);
+    }
+
+    #[test]
     fn rr_rwnd_blocked_sends_nothing() {
         let mut ex = Exchange::new("rr", 2, 4, 3);
         ex.at(0).write(8);
