@@ -47,7 +47,7 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::{AckSample, Cached, CcKind, CoupledView, HyStartMode};
+use crate::cc::{AckSample, Cached, CcKind, CongestionControl, CoupledView, HyStartMode};
 use crate::packet::{Ack, DataSegment, PathId};
 use crate::rangeset::RangeSet;
 use crate::subflow::rtt::RttEstimator;
@@ -256,6 +256,13 @@ pub struct SubflowSender {
     /// PRR's state and window while in fast recovery ([`Prr`]); the controller's window
     /// otherwise.
     prr: Option<Prr>,
+    /// [`SubflowSender::cwnd`] while the subflow is established and pacing holds nothing back,
+    /// else 0: room for one more segment is `in_flight + mss <= space_limit`. Kept up to date
+    /// wherever the controller, PRR, the handshake or pacing change (`sync_space`), because
+    /// [`SubflowSender::has_cwnd_space`] is asked of every subflow several times per packet
+    /// (issue "Speed at scale": three tests and PRR's window choice per call, at 8 paths over
+    /// a hundred instructions per data packet).
+    space_limit: u64,
     /// Segments ever marked lost (Linux `tp->lost`), for PRR's `newly_lost`.
     lost_marks: u64,
     /// Loss state (after an RTO): Linux `high_seq`; the state lasts until it is acknowledged.
@@ -335,8 +342,8 @@ impl SubflowSender {
         let idle = now.saturating_since(last);
         let rto = self.rtt.rto();
         if idle > rto {
-            self.cc
-                .update(|cc| cc.restart_after_idle(now, idle, rto, self.initial_window));
+            let initial = self.initial_window;
+            self.update_cc(|cc| cc.restart_after_idle(now, idle, rto, initial));
             self.idle_restarts += 1;
             // One restart per idle period: the next one is measured from here.
             self.last_send = Some(now);
@@ -377,7 +384,8 @@ impl SubflowSender {
             self.init_cwnd as u64,
             mode,
         ));
-        self.cc.update(|cc| cc.set_pacing(self.pacing));
+        let pacing = self.pacing;
+        self.update_cc(|cc| cc.set_pacing(pacing));
     }
 
     /// Internal pacing (`transport.pacing`): segments leave no faster than
@@ -385,7 +393,7 @@ impl SubflowSender {
     /// (`tcp_update_skb_after_send`).
     pub fn set_pacing(&mut self, on: bool) {
         self.pacing = on;
-        self.cc.update(|cc| cc.set_pacing(on));
+        self.update_cc(|cc| cc.set_pacing(on));
     }
 
     /// `TCP_NODELAY` (`transport.nodelay`): [`SubflowSender::nagle_holds`] never holds.
@@ -399,6 +407,7 @@ impl SubflowSender {
     pub fn update_pacing(&mut self, now: Time) {
         if self.pacing {
             self.paced_out = self.wstamp > now;
+            self.sync_space();
         }
     }
 
@@ -431,12 +440,14 @@ impl SubflowSender {
             }
         }
         self.paced_out = self.wstamp > now;
+        self.sync_space();
     }
 
     /// The subflow exists but its handshake has not completed at the sender (the server): it
     /// has no window to offer until [`SubflowSender::establish`].
     pub fn set_pending(&mut self) {
         self.established = false;
+        self.sync_space();
     }
 
     /// The handshake completed at `now`. `handshake_rtt`, the time from the SYN/ACK to the
@@ -444,6 +455,7 @@ impl SubflowSender {
     /// (`tcp_synack_rtt_meas`, net/ipv4/tcp_input.c).
     pub fn establish(&mut self, handshake_rtt: Option<Duration>) {
         self.established = true;
+        self.sync_space();
         if let Some(r) = handshake_rtt {
             self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         }
@@ -454,7 +466,7 @@ impl SubflowSender {
     }
 
     pub fn new(path: PathId, cc: CcKind, mss: u32, init_cwnd: u32, min_rto: Duration) -> Self {
-        SubflowSender {
+        let mut sf = SubflowSender {
             path,
             mss,
             initial_window: init_cwnd.max(1) as u64 * mss as u64,
@@ -516,7 +528,29 @@ impl SubflowSender {
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
-        }
+            space_limit: 0,
+        };
+        sf.sync_space();
+        sf
+    }
+
+    /// Bring [`SubflowSender::space_limit`] up to date after a change of the window, the
+    /// handshake or pacing.
+    #[inline]
+    fn sync_space(&mut self) {
+        self.space_limit = if self.established && !self.paced_out {
+            self.cwnd()
+        } else {
+            0
+        };
+    }
+
+    /// Tell the controller something (a [`Cached::update`]), and keep the space limit.
+    #[inline]
+    fn update_cc<R>(&mut self, f: impl FnOnce(&mut dyn CongestionControl) -> R) -> R {
+        let r = self.cc.update(f);
+        self.sync_space();
+        r
     }
 
     // ---- what schedulers read ------------------------------------------------------------
@@ -563,8 +597,16 @@ impl SubflowSender {
     }
     /// Room for one more full segment in the congestion window (never before the subflow is
     /// established, so that no scheduler can use it, nor while pacing holds it back).
+    #[inline]
     pub fn has_cwnd_space(&self) -> bool {
-        self.established && !self.cwnd_full() && !self.paced_out
+        // `mss` is never 0, so a limit of 0 leaves no room.
+        let space = self.in_flight + self.mss as u64 <= self.space_limit;
+        debug_assert_eq!(
+            space,
+            self.established && !self.cwnd_full() && !self.paced_out,
+            "space_limit out of date"
+        );
+        space
     }
     /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
@@ -740,8 +782,7 @@ impl SubflowSender {
         // CA_EVENT_TX_START (`tcp_transmit_skb` with nothing in flight): Linux CUBIC keeps its
         // epoch on the curve across the pause.
         if let (true, Some(last)) = (self.board.is_empty(), self.last_send) {
-            self.cc
-                .update(|cc| cc.on_tx_start(now, now.saturating_since(last)));
+            self.update_cc(|cc| cc.on_tx_start(now, now.saturating_since(last)));
         }
         self.last_send = Some(now);
         let prior_packets = self.board.len();
@@ -1084,18 +1125,25 @@ impl SubflowSender {
     fn enter_recovery(&mut self, now: Time, flight: u64) {
         let cwnd = self.cwnd();
         self.recovery_point = Some(self.snd_nxt);
-        self.cc.update(|cc| cc.on_congestion_event(now, flight));
+        self.update_cc(|cc| cc.on_congestion_event(now, flight));
         self.prr = Some(Prr {
             prior_cwnd: (cwnd / self.mss as u64).max(1),
             delivered: 0,
             out: 0,
             cwnd,
         });
+        self.sync_space();
     }
 
     /// `tcp_cwnd_reduction` on an ACK in fast recovery that delivered `newly_acked_sacked`
     /// segments and marked `newly_lost` lost, `una_advanced` if it moved SND.UNA.
     fn prr_on_ack(&mut self, newly_acked_sacked: u64, newly_lost: u64, una_advanced: bool) {
+        self.prr_step(newly_acked_sacked, newly_lost, una_advanced);
+        self.sync_space();
+    }
+
+    /// [`SubflowSender::prr_on_ack`]'s window step.
+    fn prr_step(&mut self, newly_acked_sacked: u64, newly_lost: u64, una_advanced: bool) {
         let mss = self.mss as u64;
         let ssthresh = (self.cc.ssthresh() / mss) as i64;
         let pipe = (self.in_flight / mss) as i64;
@@ -1147,14 +1195,16 @@ impl SubflowSender {
                 prior_ssthresh,
                 retrans_stamp: None,
             });
-            self.cc.update(|cc| cc.on_rto(now, self.in_flight));
+            let flight = self.in_flight;
+            self.update_cc(|cc| cc.on_rto(now, flight));
         }
         self.timeout_mark_lost(now);
         // cwnd = packets in flight + 1.
-        self.cc
-            .update(|cc| cc.set_loss_window(self.in_flight + self.mss as u64));
+        let loss_window = self.in_flight + self.mss as u64;
+        self.update_cc(|cc| cc.set_loss_window(loss_window));
         self.recovery_point = None;
         self.prr = None;
+        self.sync_space();
         self.rto_recovery_point = Some(self.snd_nxt);
         self.tlp_high_seq = None;
         // F-RTO (RFC 5682 §3.1 step 1): unless the timeout interrupted a fast recovery, except
@@ -1345,7 +1395,7 @@ impl SubflowSender {
                 // `tcp_end_cwnd_reduction`: cwnd = ssthresh, the controller's window.
                 self.recovery_point = None;
                 self.prr = None;
-                self.cc.update(|cc| cc.on_recovery_end(now));
+                self.update_cc(|cc| cc.on_recovery_end(now));
             }
         }
         // The Loss state: F-RTO and undo (tcp_process_loss).
@@ -1387,7 +1437,7 @@ impl SubflowSender {
                 delivered: self.delivered,
                 snd_nxt: self.snd_nxt,
             };
-            self.cc.update(|cc| cc.on_ack(now, &sample, coupled));
+            self.update_cc(|cc| cc.on_ack(now, &sample, coupled));
         }
 
         // tcp_set_xmit_timer on FLAG_SET_XMIT_TIMER (new data cumulatively acknowledged, no
@@ -1461,7 +1511,7 @@ impl SubflowSender {
         self.lost_out = 0;
         self.retx_queue.clear();
         self.loss_ptr = self.front_no;
-        self.cc.update(|cc| cc.undo(u.prior_cwnd, u.prior_ssthresh));
+        self.update_cc(|cc| cc.undo(u.prior_cwnd, u.prior_ssthresh));
         self.rto_recovery_point = None;
         self.frto = false;
         self.frto_new_data = false;
@@ -1626,14 +1676,14 @@ impl SubflowSender {
     #[cfg(test)]
     pub(crate) fn congestion_event_for_test(&mut self, now: Time) {
         let w = self.cc.window();
-        self.cc.update(|cc| cc.on_congestion_event(now, w));
+        self.update_cc(|cc| cc.on_congestion_event(now, w));
     }
 
     /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): halve the
     /// window of the subflow that holds back the connection. How often is the scheduler's
     /// business: the kernel times it by the subflow that penalizes, not this one (`minrtt`).
     pub fn penalize(&mut self, now: Time) {
-        self.cc.update(|cc| cc.penalize(now));
+        self.update_cc(|cc| cc.penalize(now));
     }
 
     /// True when nothing is outstanding on this subflow.
@@ -1740,8 +1790,7 @@ mod tests {
     /// A Reno subflow in congestion avoidance at cwnd = ssthresh = 10 segments, nothing out.
     fn in_avoidance() -> SubflowSender {
         let mut sf = subflow();
-        sf.cc
-            .update(|cc| cc.on_congestion_event(ms(0), 20 * MSS as u64));
+        sf.update_cc(|cc| cc.on_congestion_event(ms(0), 20 * MSS as u64));
         assert_eq!(
             (sf.cwnd(), sf.ssthresh()),
             (10 * MSS as u64, 10 * MSS as u64)
@@ -1812,7 +1861,7 @@ mod tests {
         // congestion avoidance the window never fills, so it never grows (it grew to twice the
         // flight before: 20 >= 40 / 2).
         let mut sf = in_avoidance();
-        sf.cc.update(|cc| cc.set_loss_window(40 * MSS as u64));
+        sf.update_cc(|cc| cc.set_loss_window(40 * MSS as u64));
         send(&mut sf, 0, &[MSS; 20]);
         hold_at(&mut sf, 0, 10, 20);
         assert_eq!(sf.cwnd(), 40 * MSS as u64);
@@ -1832,12 +1881,12 @@ mod tests {
         send(&mut sf, 0, &[MSS; 5]);
         sf.note_blocked_by_cwnd();
         assert!(!sf.is_cwnd_limited());
-        sf.cc.update(|cc| cc.set_loss_window(5 * MSS as u64));
+        sf.update_cc(|cc| cc.set_loss_window(5 * MSS as u64));
         sf.note_blocked_by_cwnd();
         assert!(sf.is_cwnd_limited());
         // A new window of data with room left clears it (`tcp_cwnd_validate` once SND.UNA
         // passed `cwnd_usage_seq`).
-        sf.cc.update(|cc| cc.set_loss_window(10 * MSS as u64));
+        sf.update_cc(|cc| cc.set_loss_window(10 * MSS as u64));
         ack_all(&mut sf, 100, false);
         send(&mut sf, 100, &[MSS]);
         assert!(!sf.is_cwnd_limited());
@@ -1933,8 +1982,7 @@ mod tests {
         let expect = 2.0 * 11.0 * MSS as f64 * 8.0 / srtt;
         assert!((sf.pacing_rate_bps().unwrap() - expect).abs() < 1e-6 * expect);
         // A congestion event: Reno halves to ssthresh, so cwnd >= ssthresh/2 and 120% applies.
-        sf.cc
-            .update(|cc| cc.on_congestion_event(ms(60), 20 * MSS as u64));
+        sf.update_cc(|cc| cc.on_congestion_event(ms(60), 20 * MSS as u64));
         let cwnd = (sf.cwnd() / MSS as u64) as f64;
         let packets = cwnd.max(sf.board.len() as f64);
         let expect = 1.2 * packets * MSS as f64 * 8.0 / srtt;
