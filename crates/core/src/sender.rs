@@ -825,7 +825,13 @@ impl SenderConnection {
                     // the sRTT): only `poll_due` is brought up to date.
                     if self.wq[p].is_empty() {
                         self.subflows[p].mark_app_limited();
-                        self.refresh_poll_due(p);
+                        // Only an F-RTO wait that ends changes what `poll_due` reads (the
+                        // app-limited mark does not): every other bit is as up to date as the
+                        // step's start found it (issue "Speed at scale": this runs for every
+                        // subflow after each empty decision).
+                        if waits {
+                            self.refresh_poll_due(p);
+                        }
                         released |= waits;
                     } else if waits && !self.wq_sendable(p) {
                         self.subflows[p].end_frto_wait();
@@ -833,6 +839,10 @@ impl SenderConnection {
                         released = true;
                     }
                 }
+                debug_assert!(
+                    (0..n).all(|p| self.subflows[p].wants_poll() == (self.poll_due >> p & 1 == 1)),
+                    "poll_due out of date after an empty decision"
+                );
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
                 let pushed = pathmask::bits(self.wq_busy).any(|p| self.wq_sendable(p));
