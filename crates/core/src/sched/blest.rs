@@ -98,16 +98,19 @@ impl Blest {
     /// Algorithm 1, lines 4-7: true when sending on `slow` now would leave the fast subflow
     /// without send-window space once it can send again.
     fn would_block(&self, ctx: &SchedCtx<'_>, fast: PathId, slow: PathId) -> bool {
-        let (f, s) = (ctx.subflow(fast), ctx.subflow(slow));
-        let (Some(rtt_f), Some(rtt_s)) = (f.srtt(), s.srtt()) else {
+        // Read directly, not through the view's dynamic calls (issue "Speed at scale": about a
+        // hundred instructions per slow-subflow decision at 8 paths).
+        let (srtt_f, mss_f, cwnd_f) = ctx.read_subflow(fast, |f| (f.srtt(), f.mss(), f.cwnd()));
+        let (srtt_s, mss_s, in_flight_s) =
+            ctx.read_subflow(slow, |s| (s.srtt(), s.mss(), s.segments_in_flight()));
+        let (Some(rtt_f), Some(rtt_s)) = (srtt_f, srtt_s) else {
             return false;
         };
         let rtts = rtt_s.as_secs_f64() / rtt_f.as_secs_f64().max(1e-9);
-        let mss_f = f.mss() as f64;
-        let cwnd_f = f.cwnd() as f64 / mss_f;
+        let mss_f = mss_f as f64;
+        let cwnd_f = cwnd_f as f64 / mss_f;
         let x = mss_f * (cwnd_f + (rtts - 1.0) / 2.0) * rtts;
-        let y =
-            ctx.meta().peer_rwnd() as f64 - s.mss() as f64 * (s.segments_in_flight() as f64 + 1.0);
+        let y = ctx.meta().peer_rwnd() as f64 - mss_s as f64 * (in_flight_s as f64 + 1.0);
         x * self.lambda() > y
     }
 }
