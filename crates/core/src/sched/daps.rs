@@ -152,9 +152,7 @@ impl Scheduler for Daps {
         if let Some((path, seg)) = self.plan.pop_sendable(ctx) {
             return Some(Assignment { path, seg });
         }
-        let idle_with_space =
-            (0..ctx.npaths() as PathId).any(|p| ctx.has_space(p) && self.plan.len(p) == 0);
-        if !idle_with_space {
+        if !self.plan.idle_with_space(ctx) {
             return None;
         }
         let mut cycle = Cycle::new(ctx);
