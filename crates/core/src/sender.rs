@@ -1014,15 +1014,17 @@ impl SenderConnection {
         if self.watch_silence && self.subflows.len() > 1 {
             return self.poll_timeout_watching_silence(first);
         }
+        // Each subflow's transmit timer and pacing release as one kept instant (`u64::MAX`:
+        // none), so the pass is a plain minimum.
+        let mut next = u64::MAX;
         for s in &self.subflows {
-            first = earlier(first, s.retransmission_timer());
-            first = earlier(first, s.pacing_release_time());
+            next = next.min(s.next_deadline());
             if self.watch_silence {
                 // One subflow: its deadline is as cheap to compute as to look up.
                 first = earlier(first, s.silence_deadline());
             }
         }
-        first
+        earlier(first, (next != u64::MAX).then_some(Time(next)))
     }
 
     /// [`SenderConnection::poll_timeout`] with several subflows and a scheduler that watches
@@ -1035,17 +1037,17 @@ impl SenderConnection {
             self.silence[p] = self.subflows[p].silence_deadline();
         }
         self.silence_dirty = 0;
+        let mut next = u64::MAX;
         for (s, &silence) in self.subflows.iter().zip(&self.silence) {
             debug_assert_eq!(
                 silence,
                 s.silence_deadline(),
                 "silence deadline out of date"
             );
-            first = earlier(first, s.retransmission_timer());
-            first = earlier(first, s.pacing_release_time());
+            next = next.min(s.next_deadline());
             first = earlier(first, silence);
         }
-        first
+        earlier(first, (next != u64::MAX).then_some(Time(next)))
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
