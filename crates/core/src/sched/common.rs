@@ -226,11 +226,14 @@ impl PlanQueues {
             let Some(&n) = self.queues[p as usize].front() else {
                 continue;
             };
-            if !ctx.meta().seg(n).is_some_and(|r| !r.sent() && !r.received) {
+            let meta = ctx.meta();
+            let Some(r) = meta.seg(n).filter(|r| !r.sent() && !r.received) else {
                 // A head to drop before the choice: the order of the visits matters.
                 return self.pop_sendable_in_order(ctx);
-            }
-            if ctx.has_space(p) && ctx.may_send(n) {
+            };
+            // `ctx.may_send(n)` from the record in hand (one lookup of it, not two).
+            if ctx.has_space(p) && r.end() <= meta.rwnd_limit() {
+                debug_assert!(ctx.may_send(n));
                 best = Some((srtt, p, n));
             }
         }

@@ -29,6 +29,8 @@ const MAX_CYCLES_AHEAD: u64 = 4;
 #[derive(Debug)]
 pub struct Daps {
     plan: PlanQueues,
+    /// The last cycle planned, restarted for the next one.
+    cycle: Cycle,
 }
 
 /// A run's sort key: its arrival time, then its path (ties to the lower path number). Arrival
@@ -52,9 +54,22 @@ fn run_path(key: u128) -> PathId {
 /// next rounds: a merge, taken only as far as the planning goes (issue "Speed at scale":
 /// planning usually stops after a run or two, when no more data is written, and sorting all
 /// of a cycle's runs was a tenth of an 8-path run).
+///
+/// One cycle is kept and restarted for the next: between two plannings an ACK or two changes
+/// one or two subflows' sRTT, and only those subflows' RTT and first run are worked out again,
+/// their rounds too unless the largest RTT moved (issue "Speed at scale": a new cycle about
+/// every other packet, each working out every subflow's rounds and first run, was the largest
+/// part of a decision at 8 paths).
+#[derive(Debug)]
 struct Cycle {
+    /// Subflows; 0 before the first planning.
     n: usize,
+    /// Each subflow's sRTT as last read, ns (`u64::MAX`: no sample), and what was worked out
+    /// from it: the RTT planned with, the key of its first run (round 0).
+    srtt: [u64; MAX_PATHS],
     rtt: [f64; MAX_PATHS],
+    first: [u128; MAX_PATHS],
+    longest: f64,
     rounds: [u64; MAX_PATHS],
     /// Each subflow's window in segments: the slots of each of its runs.
     cwnd: [u64; MAX_PATHS],
@@ -67,18 +82,94 @@ struct Cycle {
 }
 
 impl Cycle {
-    fn new(ctx: &SchedCtx<'_>) -> Cycle {
-        let n = ctx.npaths();
-        let mut c = Cycle {
-            n,
+    fn new() -> Cycle {
+        Cycle {
+            n: 0,
+            srtt: [0; MAX_PATHS],
             rtt: [0.0; MAX_PATHS],
+            first: [u128::MAX; MAX_PATHS],
+            longest: 0.0,
             rounds: [0; MAX_PATHS],
             cwnd: [0; MAX_PATHS],
             round: [0; MAX_PATHS],
             head: [u128::MAX; MAX_PATHS],
             #[cfg(debug_assertions)]
             sorted: Default::default(),
-        };
+        }
+    }
+
+    /// A new cycle planned from the subflows now, with what the last one worked out reused
+    /// where its subflow's sRTT did not change.
+    fn restart(&mut self, ctx: &SchedCtx<'_>) {
+        let n = ctx.npaths();
+        let fresh = self.n != n;
+        let mut moved = 0u32;
+        for p in 0..n {
+            let srtt;
+            (srtt, self.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
+                (
+                    sf.srtt().map_or(u64::MAX, |d| d.0),
+                    (sf.cwnd() / sf.mss().max(1) as u64).max(1),
+                )
+            });
+            if fresh || srtt != self.srtt[p] {
+                let d = if srtt == u64::MAX {
+                    UNSAMPLED_RTT
+                } else {
+                    Duration(srtt)
+                };
+                let r = d.as_secs_f64();
+                self.srtt[p] = srtt;
+                self.rtt[p] = r;
+                // Round 0 as `advance` works out round k.
+                self.first[p] = run_key(0.0 * r + r / 2.0, p as PathId);
+                moved |= 1 << p;
+            }
+        }
+        if moved != 0 {
+            let longest = self.rtt[..n].iter().copied().fold(0.0, f64::max);
+            if fresh || longest.to_bits() != self.longest.to_bits() {
+                self.longest = longest;
+                moved = u32::MAX;
+            }
+            for p in 0..n {
+                if moved >> p & 1 == 1 {
+                    // The ratio is positive (or NaN, which both turn into 0), so truncation is
+                    // its floor: `f64::floor` is a library call on the baseline x86-64 target
+                    // (no SSE4.1 `roundsd`), about a hundred instructions per data packet at 8
+                    // paths.
+                    self.rounds[p] = ((longest / self.rtt[p]) as u64).max(1);
+                }
+            }
+        }
+        self.n = n;
+        // Every subflow has at least one round: its head is its first run.
+        self.head[..n].copy_from_slice(&self.first[..n]);
+        self.round[..n].fill(1);
+        #[cfg(debug_assertions)]
+        {
+            let mut all: Vec<u128> = (0..n)
+                .flat_map(|p| (0..self.rounds[p]).map(move |k| (p, k)))
+                .map(|(p, k)| run_key(k as f64 * self.rtt[p] + self.rtt[p] / 2.0, p as PathId))
+                .collect();
+            all.sort_unstable();
+            self.sorted = all.into();
+            let new = Cycle::worked_out_afresh(ctx);
+            debug_assert!(
+                self.rtt.map(f64::to_bits) == new.rtt.map(f64::to_bits)
+                    && (self.rounds, self.cwnd, self.round, self.head)
+                        == (new.rounds, new.cwnd, new.round, new.head),
+                "a cycle planned from stale values"
+            );
+        }
+    }
+
+    /// [`Cycle::restart`] with nothing reused (what debug builds check it against).
+    #[cfg(debug_assertions)]
+    fn worked_out_afresh(ctx: &SchedCtx<'_>) -> Cycle {
+        let n = ctx.npaths();
+        let mut c = Cycle::new();
+        c.n = n;
         for p in 0..n {
             (c.rtt[p], c.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
                 let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
@@ -87,20 +178,8 @@ impl Cycle {
         }
         let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
         for p in 0..n {
-            // The ratio is positive (or NaN, which both turn into 0), so truncation is its
-            // floor: `f64::floor` is a library call on the baseline x86-64 target (no SSE4.1
-            // `roundsd`), about a hundred instructions per data packet at 8 paths.
             c.rounds[p] = ((longest / c.rtt[p]) as u64).max(1);
             c.advance(p);
-        }
-        #[cfg(debug_assertions)]
-        {
-            let mut all: Vec<u128> = (0..n)
-                .flat_map(|p| (0..c.rounds[p]).map(move |k| (p, k)))
-                .map(|(p, k)| run_key(k as f64 * c.rtt[p] + c.rtt[p] / 2.0, p as PathId))
-                .collect();
-            all.sort_unstable();
-            c.sorted = all.into();
         }
         c
     }
@@ -139,6 +218,7 @@ impl Daps {
     pub fn new(npaths: usize) -> Self {
         Daps {
             plan: PlanQueues::new(npaths),
+            cycle: Cycle::new(),
         }
     }
 }
@@ -155,7 +235,8 @@ impl Scheduler for Daps {
         if !self.plan.idle_with_space(ctx) {
             return None;
         }
-        let mut cycle = Cycle::new(ctx);
+        let cycle = &mut self.cycle;
+        cycle.restart(ctx);
         // Each subflow's share of one cycle: a subflow already holding MAX_CYCLES_AHEAD of
         // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
         // so its plan cannot pile up, nor hold back the subflows that keep sending.
