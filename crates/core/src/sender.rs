@@ -694,16 +694,22 @@ impl SenderConnection {
         for p in due.into_iter().flatten() {
             let sf = &mut self.subflows[p];
             sf.update_pacing(now);
-            sf.restart_if_idle(now);
-            let retransmission = if sf.has_retransmission()
+            let restarted = sf.restart_if_idle(now);
+            let resend = sf.has_retransmission()
                 && sf.pacing_allows()
-                && (sf.has_cwnd_space() || sf.probe_pending())
-            {
+                && (sf.has_cwnd_space() || sf.probe_pending());
+            let retransmission = if resend {
                 sf.send_retransmission(now)
             } else {
                 None
             };
-            self.touch(p);
+            // Pacing's update alone moves nothing `touch` refreshes (`wants_poll` asks whether
+            // pacing is on, not whether it holds a segment back; no silence deadline reads
+            // it): an idle subflow, due at every poll for its restart check, is not touched
+            // each time (issue "Speed at scale").
+            if restarted || resend {
+                self.touch(p);
+            }
             if let Some(seg) = retransmission {
                 // The segment's latest copy on this path leaves now: schedulers that judge a
                 // copy by its send time (DEMS, Eq. 11-12) see the retransmission.
@@ -818,22 +824,39 @@ impl SenderConnection {
                 // so does one whose queued data cannot leave now (`tcp_xmit_recovery`: the push
                 // sent nothing new, so `frto = 0` and the retransmission queue goes). Before,
                 // the second kind was asked again and again at the same instant.
+                //
+                // Each subflow's calls read and change only that subflow (and read its write
+                // queue), so the subflows with a queue are handled after the others: one pass
+                // over the subflows without indexing, which runs after every empty decision
+                // (issue "Speed at scale"). Neither call moves a silence deadline (the send
+                // buffer, the last ACK, the sRTT): only `poll_due` is brought up to date.
+                debug_assert!(
+                    (0..n).all(|p| self.wq[p].is_empty() != (self.wq_busy >> p & 1 == 1)),
+                    "wq_busy out of date"
+                );
                 let mut released = false;
-                for p in 0..n {
-                    let waits = self.subflows[p].frto_waits_for_new_data();
-                    // Neither call moves a silence deadline (the send buffer, the last ACK,
-                    // the sRTT): only `poll_due` is brought up to date.
-                    if self.wq[p].is_empty() {
-                        self.subflows[p].mark_app_limited();
+                let mut queued_waits = 0u64;
+                for (p, sf) in self.subflows.iter_mut().enumerate() {
+                    let waits = sf.frto_waits_for_new_data();
+                    if self.wq_busy >> p & 1 == 0 {
+                        sf.mark_app_limited();
                         // Only an F-RTO wait that ends changes what `poll_due` reads (the
                         // app-limited mark does not): every other bit is as up to date as the
-                        // step's start found it (issue "Speed at scale": this runs for every
-                        // subflow after each empty decision).
+                        // step's start found it.
                         if waits {
-                            self.refresh_poll_due(p);
+                            if sf.wants_poll() {
+                                self.poll_due |= 1 << p;
+                            } else {
+                                self.poll_due &= !(1 << p);
+                            }
                         }
                         released |= waits;
-                    } else if waits && !self.wq_sendable(p) {
+                    } else if waits {
+                        queued_waits |= 1 << p;
+                    }
+                }
+                for p in pathmask::bits(queued_waits) {
+                    if !self.wq_sendable(p) {
                         self.subflows[p].end_frto_wait();
                         self.refresh_poll_due(p);
                         released = true;

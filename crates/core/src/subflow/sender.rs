@@ -337,11 +337,14 @@ impl SubflowSender {
     /// sent for longer than one RTO — the window restarts ([`crate::cc::restart_window`]). The
     /// connection calls this before it asks the scheduler, so the decision sees the window the
     /// data will leave with (Linux checks in `tcp_write_xmit`, before the first segment).
-    pub fn restart_if_idle(&mut self, now: Time) {
+    /// True when the window restarted.
+    pub fn restart_if_idle(&mut self, now: Time) -> bool {
         if !self.restart_after_idle || !self.board.is_empty() {
-            return;
+            return false;
         }
-        let Some(last) = self.last_send else { return };
+        let Some(last) = self.last_send else {
+            return false;
+        };
         let idle = now.saturating_since(last);
         let rto = self.rtt.rto();
         if idle > rto {
@@ -350,7 +353,9 @@ impl SubflowSender {
             self.idle_restarts += 1;
             // One restart per idle period: the next one is measured from here.
             self.last_send = Some(now);
+            return true;
         }
+        false
     }
 
     /// The subflow has window space and the connection gives it nothing to send: rate samples
