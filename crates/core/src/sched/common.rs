@@ -276,7 +276,10 @@ impl PlanQueues {
         None
     }
 
-    /// The next unsent segment no queue holds yet, if the window admits it.
+    /// The next unsent segment no queue holds yet, if the window admits it. Inlined: the
+    /// planners call it once per segment planned, and left to the compiler it moved in and
+    /// out of line with unrelated changes (about 15 instructions per data packet).
+    #[inline]
     pub fn next_unplanned(&mut self, ctx: &mut SchedCtx<'_>) -> Option<SegNo> {
         let first = ctx.meta_mut().next_unsent()?;
         let mut n = first.max(self.planned_upto);
