@@ -648,7 +648,7 @@ impl SenderConnection {
     /// `poll_step`'s, which then returns `None` without changing anything.
     #[inline]
     fn nothing_to_send(&self) -> bool {
-        !(0..self.subflows.len()).any(|p| self.may_carry(p as PathId))
+        !self.any_may_carry()
             && self.poll_due == 0
             && self.wq_busy == 0
             && self.repush.is_empty()
@@ -802,7 +802,7 @@ impl SenderConnection {
             }
         }
         let queues = self.sched.queues_ahead();
-        if !queues && !(0..n).any(|p| self.may_carry(p as PathId)) {
+        if !queues && !self.any_may_carry() {
             return None;
         }
         loop {
@@ -968,6 +968,23 @@ impl SenderConnection {
         let d = self.subflows[p].send_new(now, seg, dsn, len);
         self.touch(p);
         (d, TxKind::Reinject)
+    }
+
+    /// Some subflow may take one more segment now ([`SenderConnection::may_carry`]). Asked
+    /// at least once per poll: a pass over the subflows and their connection state side by
+    /// side, without indexing either (issue "Speed at scale").
+    #[inline]
+    fn any_may_carry(&self) -> bool {
+        let any = self
+            .subflows
+            .iter()
+            .zip(&self.info)
+            .any(|(s, i)| i.available && s.has_cwnd_space());
+        debug_assert_eq!(
+            any,
+            (0..self.subflows.len()).any(|p| self.may_carry(p as PathId))
+        );
+        any
     }
 
     /// `p` may take one more segment now: available, with congestion-window space.
