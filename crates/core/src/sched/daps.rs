@@ -73,8 +73,6 @@ struct Cycle {
     first: [u64; MAX_PATHS],
     longest: f64,
     rounds: [u64; MAX_PATHS],
-    /// Each subflow's window in segments: the slots of each of its runs.
-    cwnd: [u64; MAX_PATHS],
     /// Each subflow's next round, and its arrival key (`u64::MAX` when it has none left):
     /// 64-bit keys, ties broken by the path order of the scan (issue "Speed at scale": the
     /// 128-bit minimum over the heads was a tenth of a planning at 8 paths).
@@ -94,7 +92,6 @@ impl Cycle {
             first: [u64::MAX; MAX_PATHS],
             longest: 0.0,
             rounds: [0; MAX_PATHS],
-            cwnd: [0; MAX_PATHS],
             round: [0; MAX_PATHS],
             head: [u64::MAX; MAX_PATHS],
             #[cfg(debug_assertions)]
@@ -109,13 +106,7 @@ impl Cycle {
         let fresh = self.n != n;
         let mut moved = 0u32;
         for p in 0..n {
-            let srtt;
-            (srtt, self.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
-                (
-                    sf.srtt().map_or(u64::MAX, |d| d.0),
-                    (sf.cwnd() / sf.mss().max(1) as u64).max(1),
-                )
-            });
+            let srtt = ctx.srtt_of(p as PathId).map_or(u64::MAX, |d| d.0);
             if fresh || srtt != self.srtt[p] {
                 let d = if srtt == u64::MAX {
                     UNSAMPLED_RTT
@@ -161,8 +152,7 @@ impl Cycle {
             let new = Cycle::worked_out_afresh(ctx);
             debug_assert!(
                 self.rtt.map(f64::to_bits) == new.rtt.map(f64::to_bits)
-                    && (self.rounds, self.cwnd, self.round, self.head)
-                        == (new.rounds, new.cwnd, new.round, new.head),
+                    && (self.rounds, self.round, self.head) == (new.rounds, new.round, new.head),
                 "a cycle planned from stale values"
             );
         }
@@ -175,10 +165,10 @@ impl Cycle {
         let mut c = Cycle::new();
         c.n = n;
         for p in 0..n {
-            (c.rtt[p], c.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
-                let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
-                (rtt, (sf.cwnd() / sf.mss().max(1) as u64).max(1))
-            });
+            c.rtt[p] = ctx
+                .srtt_of(p as PathId)
+                .unwrap_or(UNSAMPLED_RTT)
+                .as_secs_f64();
         }
         let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
         for p in 0..n {
@@ -199,9 +189,9 @@ impl Cycle {
         self.round[p] = k + 1;
     }
 
-    /// Each subflow's slots over the whole cycle.
-    fn share(&self, p: PathId) -> u64 {
-        self.rounds[p as usize] * self.cwnd[p as usize]
+    /// Each subflow's slots over the whole cycle, with a window of `cwnd` segments.
+    fn share(&self, p: PathId, cwnd: u64) -> u64 {
+        self.rounds[p as usize] * cwnd
     }
 
     /// The next run's subflow.
@@ -254,10 +244,15 @@ impl Scheduler for Daps {
         // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
         // so its plan cannot pile up, nor hold back the subflows that keep sending.
         'plan: while let Some(p) = cycle.next_run() {
-            if self.plan.len(p) as u64 >= MAX_CYCLES_AHEAD * cycle.share(p) {
+            // The slots of each run: the subflow's window in segments, read as its runs come
+            // up (nothing here changes a subflow, so it reads as at the cycle's start; at 8
+            // paths planning usually stops after a few runs, and reading every subflow's
+            // window at each planning was about 30 instructions per data packet).
+            let cwnd = ctx.read_subflow(p, |sf| (sf.cwnd() / sf.mss().max(1) as u64).max(1));
+            if self.plan.len(p) as u64 >= MAX_CYCLES_AHEAD * cycle.share(p, cwnd) {
                 continue;
             }
-            for _ in 0..cycle.cwnd[p as usize] {
+            for _ in 0..cwnd {
                 let Some(n) = self.plan.next_unplanned(ctx) else {
                     break 'plan;
                 };
