@@ -654,7 +654,7 @@ impl SenderConnection {
     /// `poll_step`'s, which then returns `None` without changing anything.
     #[inline]
     fn nothing_to_send(&self) -> bool {
-        !(0..self.subflows.len()).any(|p| self.may_carry(p as PathId))
+        !self.any_may_carry()
             && self.poll_due == 0
             && self.wq_busy == 0
             && self.repush.is_empty()
@@ -700,16 +700,22 @@ impl SenderConnection {
         for p in due.into_iter().flatten() {
             let sf = &mut self.subflows[p];
             sf.update_pacing(now);
-            sf.restart_if_idle(now);
-            let retransmission = if sf.has_retransmission()
+            let restarted = sf.restart_if_idle(now);
+            let resend = sf.has_retransmission()
                 && sf.pacing_allows()
-                && (sf.has_cwnd_space() || sf.probe_pending())
-            {
+                && (sf.has_cwnd_space() || sf.probe_pending());
+            let retransmission = if resend {
                 sf.send_retransmission(now)
             } else {
                 None
             };
-            self.touch(p);
+            // Pacing's update alone moves nothing `touch` refreshes (`wants_poll` asks whether
+            // pacing is on, not whether it holds a segment back; no silence deadline reads
+            // it): an idle subflow, due at every poll for its restart check, is not touched
+            // each time (issue "Speed at scale").
+            if restarted || resend {
+                self.touch(p);
+            }
             if let Some(seg) = retransmission {
                 // The segment's latest copy on this path leaves now: schedulers that judge a
                 // copy by its send time (DEMS, Eq. 11-12) see the retransmission.
@@ -802,7 +808,7 @@ impl SenderConnection {
             }
         }
         let queues = self.sched.queues_ahead();
-        if !queues && !(0..n).any(|p| self.may_carry(p as PathId)) {
+        if !queues && !self.any_may_carry() {
             return None;
         }
         loop {
@@ -824,21 +830,48 @@ impl SenderConnection {
                 // so does one whose queued data cannot leave now (`tcp_xmit_recovery`: the push
                 // sent nothing new, so `frto = 0` and the retransmission queue goes). Before,
                 // the second kind was asked again and again at the same instant.
+                //
+                // Each subflow's calls read and change only that subflow (and read its write
+                // queue), so the subflows with a queue are handled after the others: one pass
+                // over the subflows without indexing, which runs after every empty decision
+                // (issue "Speed at scale"). Neither call moves a silence deadline (the send
+                // buffer, the last ACK, the sRTT): only `poll_due` is brought up to date.
+                debug_assert!(
+                    (0..n).all(|p| self.wq[p].is_empty() != (self.wq_busy >> p & 1 == 1)),
+                    "wq_busy out of date"
+                );
                 let mut released = false;
-                for p in 0..n {
-                    let waits = self.subflows[p].frto_waits_for_new_data();
-                    // Neither call moves a silence deadline (the send buffer, the last ACK,
-                    // the sRTT): only `poll_due` is brought up to date.
-                    if self.wq[p].is_empty() {
-                        self.subflows[p].mark_app_limited();
-                        self.refresh_poll_due(p);
+                let mut queued_waits = 0u64;
+                for (p, sf) in self.subflows.iter_mut().enumerate() {
+                    let waits = sf.frto_waits_for_new_data();
+                    if self.wq_busy >> p & 1 == 0 {
+                        sf.mark_app_limited();
+                        // Only an F-RTO wait that ends changes what `poll_due` reads (the
+                        // app-limited mark does not): every other bit is as up to date as the
+                        // step's start found it.
+                        if waits {
+                            if sf.wants_poll() {
+                                self.poll_due |= 1 << p;
+                            } else {
+                                self.poll_due &= !(1 << p);
+                            }
+                        }
                         released |= waits;
-                    } else if waits && !self.wq_sendable(p) {
+                    } else if waits {
+                        queued_waits |= 1 << p;
+                    }
+                }
+                for p in pathmask::bits(queued_waits) {
+                    if !self.wq_sendable(p) {
                         self.subflows[p].end_frto_wait();
                         self.refresh_poll_due(p);
                         released = true;
                     }
                 }
+                debug_assert!(
+                    (0..n).all(|p| self.subflows[p].wants_poll() == (self.poll_due >> p & 1 == 1)),
+                    "poll_due out of date after an empty decision"
+                );
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
                 let pushed = pathmask::bits(self.wq_busy).any(|p| self.wq_sendable(p));
@@ -943,6 +976,23 @@ impl SenderConnection {
         (d, TxKind::Reinject)
     }
 
+    /// Some subflow may take one more segment now ([`SenderConnection::may_carry`]). Asked
+    /// at least once per poll: a pass over the subflows and their connection state side by
+    /// side, without indexing either (issue "Speed at scale").
+    #[inline]
+    fn any_may_carry(&self) -> bool {
+        let any = self
+            .subflows
+            .iter()
+            .zip(&self.info)
+            .any(|(s, i)| i.available && s.has_cwnd_space());
+        debug_assert_eq!(
+            any,
+            (0..self.subflows.len()).any(|p| self.may_carry(p as PathId))
+        );
+        any
+    }
+
     /// `p` may take one more segment now: available, with congestion-window space.
     fn may_carry(&self, p: PathId) -> bool {
         let i = p as usize;
@@ -1012,15 +1062,17 @@ impl SenderConnection {
         if self.watch_silence && self.subflows.len() > 1 {
             return self.poll_timeout_watching_silence(first);
         }
+        // Each subflow's transmit timer and pacing release as one kept instant (`u64::MAX`:
+        // none), so the pass is a plain minimum.
+        let mut next = u64::MAX;
         for s in &self.subflows {
-            first = earlier(first, s.retransmission_timer());
-            first = earlier(first, s.pacing_release_time());
+            next = next.min(s.next_deadline());
             if self.watch_silence {
                 // One subflow: its deadline is as cheap to compute as to look up.
                 first = earlier(first, s.silence_deadline());
             }
         }
-        first
+        earlier(first, (next != u64::MAX).then_some(Time(next)))
     }
 
     /// [`SenderConnection::poll_timeout`] with several subflows and a scheduler that watches
@@ -1033,17 +1085,17 @@ impl SenderConnection {
             self.silence[p] = self.subflows[p].silence_deadline();
         }
         self.silence_dirty = 0;
+        let mut next = u64::MAX;
         for (s, &silence) in self.subflows.iter().zip(&self.silence) {
             debug_assert_eq!(
                 silence,
                 s.silence_deadline(),
                 "silence deadline out of date"
             );
-            first = earlier(first, s.retransmission_timer());
-            first = earlier(first, s.pacing_release_time());
+            next = next.min(s.next_deadline());
             first = earlier(first, silence);
         }
-        first
+        earlier(first, (next != u64::MAX).then_some(Time(next)))
     }
 
     pub fn handle_timeout(&mut self, now: Time) {

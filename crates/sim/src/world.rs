@@ -29,7 +29,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 use std::sync::Arc;
 
-use mpsched_core::packet::{data_header_bytes, Ack, DataSegment, PathId, ACK_HEADER_BYTES};
+use mpsched_core::packet::{
+    data_header_bytes, Ack, DataSegment, PathId, ACK_HEADER_BYTES, MAX_PATHS,
+};
 use mpsched_core::receiver::{Arrival, ReceiverConnection};
 use mpsched_core::sender::{SenderConnection, TxKind};
 use mpsched_core::time::Time;
@@ -232,6 +234,12 @@ fn path_slot(p: u8, which: usize) -> usize {
     4 + 4 * p as usize + which
 }
 
+/// Slots and groups for the most paths a run may have: fixed arrays, so that no index into
+/// them needs a bounds check past the slot's own (issue "Speed at scale": every event writes
+/// two or three slots). Slots of paths a run does not have stay `NO_EVENT`.
+const SLOTS: usize = 4 + 4 * MAX_PATHS;
+const GROUPS: usize = SLOTS / 4;
+
 /// A run with a chunk outstanding and no byte delivered in order for this long has failed.
 /// Twice Linux's TCP_RTO_MAX (120 s, include/net/tcp.h): a backed-off retransmission on a path
 /// that came back would have delivered something by then.
@@ -245,11 +253,11 @@ pub struct World<'a> {
     now: Time,
     /// Keys of the recurring events, `NO_EVENT` when not pending. Written only through
     /// `set_slot`, which keeps `group_min` up to date.
-    slots: Vec<Key>,
+    slots: [Key; SLOTS],
     /// The smallest key of each group of slots: the two endpoint timers, then each path's
     /// four. The next event is the minimum over N + 1 groups instead of 4N + 2 slots (at 8
     /// paths the slot scan was the largest per-event cost that grows with the paths).
-    group_min: Vec<Key>,
+    group_min: [Key; GROUPS],
     /// One or two paths: a plain minimum over the (at most 12) slots is cheaper than keeping
     /// the groups' minima.
     few_slots: bool,
@@ -363,8 +371,8 @@ impl<'a> World<'a> {
             .then(|| mpsched_core::time::Duration(((interval * 1e9).round() as u64).max(1)));
         World {
             now: Time::ZERO,
-            slots: vec![NO_EVENT; 4 + 4 * npaths],
-            group_min: vec![NO_EVENT; 1 + npaths],
+            slots: [NO_EVENT; SLOTS],
+            group_min: [NO_EVENT; GROUPS],
             few_slots: npaths <= 2,
             heap: BinaryHeap::new(),
             seq: 0,
@@ -437,10 +445,10 @@ impl<'a> World<'a> {
         // or two paths as fixed-size arrays, so that the minimum is straight-line code.
         let timers = |s: &[Key]| s[0].min(s[1]);
         let quad = |q: &[Key]| q[0].min(q[1]).min(q[2].min(q[3]));
-        let best = if let Ok(s) = <&[Key; 8]>::try_from(&self.slots[..]) {
-            timers(s).min(quad(&s[4..8]))
-        } else if let Ok(s) = <&[Key; 12]>::try_from(&self.slots[..]) {
-            timers(s).min(quad(&s[4..8]).min(quad(&s[8..12])))
+        let best = if self.paths.len() == 1 {
+            timers(&self.slots).min(quad(&self.slots[4..8]))
+        } else if self.paths.len() == 2 {
+            timers(&self.slots).min(quad(&self.slots[4..8]).min(quad(&self.slots[8..12])))
         } else {
             debug_assert!(!self.few_slots);
             min_key(&self.group_min)

@@ -29,18 +29,22 @@ const MAX_CYCLES_AHEAD: u64 = 4;
 #[derive(Debug)]
 pub struct Daps {
     plan: PlanQueues,
+    /// The last cycle planned, restarted for the next one.
+    cycle: Cycle,
 }
 
-/// A run's sort key: its arrival time, then its path (ties to the lower path number). Arrival
-/// times are never negative, so their bits order them as `f64::total_cmp` does; one integer
-/// comparison orders two runs.
-fn run_key(arrival: f64, p: PathId) -> u128 {
+/// A run's arrival time as an integer: arrival times are never negative, so their bits order
+/// them as `f64::total_cmp` does. (`u64::MAX`, a NaN's bits, stands for no run.)
+fn arrival_key(arrival: f64) -> u64 {
     debug_assert!(arrival.is_sign_positive());
-    u128::from(arrival.to_bits()) << 8 | u128::from(p)
+    arrival.to_bits()
 }
 
-fn run_path(key: u128) -> PathId {
-    (key & 0xff) as PathId
+/// A run's sort key: its arrival time, then its path (ties to the lower path number), for the
+/// debug builds' check of the merge against a sort.
+#[cfg(debug_assertions)]
+fn run_key(arrival: f64, p: PathId) -> u128 {
+    u128::from(arrival_key(arrival)) << 8 | u128::from(p)
 }
 
 /// The runs of slots of one cycle, handed out in order of arrival time, ties to the lower path
@@ -52,55 +56,124 @@ fn run_path(key: u128) -> PathId {
 /// next rounds: a merge, taken only as far as the planning goes (issue "Speed at scale":
 /// planning usually stops after a run or two, when no more data is written, and sorting all
 /// of a cycle's runs was a tenth of an 8-path run).
+///
+/// One cycle is kept and restarted for the next: between two plannings an ACK or two changes
+/// one or two subflows' sRTT, and only those subflows' RTT and first run are worked out again,
+/// their rounds too unless the largest RTT moved (issue "Speed at scale": a new cycle about
+/// every other packet, each working out every subflow's rounds and first run, was the largest
+/// part of a decision at 8 paths).
+#[derive(Debug)]
 struct Cycle {
+    /// Subflows; 0 before the first planning.
     n: usize,
+    /// Each subflow's sRTT as last read, ns (`u64::MAX`: no sample), and what was worked out
+    /// from it: the RTT planned with, the arrival key of its first run (round 0).
+    srtt: [u64; MAX_PATHS],
     rtt: [f64; MAX_PATHS],
+    first: [u64; MAX_PATHS],
+    longest: f64,
     rounds: [u64; MAX_PATHS],
-    /// Each subflow's window in segments: the slots of each of its runs.
-    cwnd: [u64; MAX_PATHS],
-    /// Each subflow's next round, and its key (`u128::MAX` when it has none left).
+    /// Each subflow's next round, and its arrival key (`u64::MAX` when it has none left):
+    /// 64-bit keys, ties broken by the path order of the scan (issue "Speed at scale": the
+    /// 128-bit minimum over the heads was a tenth of a planning at 8 paths).
     round: [u64; MAX_PATHS],
-    head: [u128; MAX_PATHS],
+    head: [u64; MAX_PATHS],
     /// Every run, sorted: what the merge must hand out.
     #[cfg(debug_assertions)]
     sorted: std::collections::VecDeque<u128>,
 }
 
 impl Cycle {
-    fn new(ctx: &SchedCtx<'_>) -> Cycle {
-        let n = ctx.npaths();
-        let mut c = Cycle {
-            n,
+    fn new() -> Cycle {
+        Cycle {
+            n: 0,
+            srtt: [0; MAX_PATHS],
             rtt: [0.0; MAX_PATHS],
+            first: [u64::MAX; MAX_PATHS],
+            longest: 0.0,
             rounds: [0; MAX_PATHS],
-            cwnd: [0; MAX_PATHS],
             round: [0; MAX_PATHS],
-            head: [u128::MAX; MAX_PATHS],
+            head: [u64::MAX; MAX_PATHS],
             #[cfg(debug_assertions)]
             sorted: Default::default(),
-        };
-        for p in 0..n {
-            (c.rtt[p], c.cwnd[p]) = ctx.read_subflow(p as PathId, |sf| {
-                let rtt = sf.srtt().unwrap_or(UNSAMPLED_RTT).as_secs_f64();
-                (rtt, (sf.cwnd() / sf.mss().max(1) as u64).max(1))
-            });
         }
-        let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
+    }
+
+    /// A new cycle planned from the subflows now, with what the last one worked out reused
+    /// where its subflow's sRTT did not change.
+    fn restart(&mut self, ctx: &SchedCtx<'_>) {
+        let n = ctx.npaths();
+        let fresh = self.n != n;
+        let mut moved = 0u32;
         for p in 0..n {
-            // The ratio is positive (or NaN, which both turn into 0), so truncation is its
-            // floor: `f64::floor` is a library call on the baseline x86-64 target (no SSE4.1
-            // `roundsd`), about a hundred instructions per data packet at 8 paths.
-            c.rounds[p] = ((longest / c.rtt[p]) as u64).max(1);
-            c.advance(p);
+            let srtt = ctx.srtt_of(p as PathId).map_or(u64::MAX, |d| d.0);
+            if fresh || srtt != self.srtt[p] {
+                let d = if srtt == u64::MAX {
+                    UNSAMPLED_RTT
+                } else {
+                    Duration(srtt)
+                };
+                let r = d.as_secs_f64();
+                self.srtt[p] = srtt;
+                self.rtt[p] = r;
+                // Round 0 as `advance` works out round k.
+                self.first[p] = arrival_key(0.0 * r + r / 2.0);
+                moved |= 1 << p;
+            }
         }
+        if moved != 0 {
+            let longest = self.rtt[..n].iter().copied().fold(0.0, f64::max);
+            if fresh || longest.to_bits() != self.longest.to_bits() {
+                self.longest = longest;
+                moved = u32::MAX;
+            }
+            for p in 0..n {
+                if moved >> p & 1 == 1 {
+                    // The ratio is positive (or NaN, which both turn into 0), so truncation is
+                    // its floor: `f64::floor` is a library call on the baseline x86-64 target
+                    // (no SSE4.1 `roundsd`), about a hundred instructions per data packet at 8
+                    // paths.
+                    self.rounds[p] = ((longest / self.rtt[p]) as u64).max(1);
+                }
+            }
+        }
+        self.n = n;
+        // Every subflow has at least one round: its head is its first run.
+        self.head[..n].copy_from_slice(&self.first[..n]);
+        self.round[..n].fill(1);
         #[cfg(debug_assertions)]
         {
             let mut all: Vec<u128> = (0..n)
-                .flat_map(|p| (0..c.rounds[p]).map(move |k| (p, k)))
-                .map(|(p, k)| run_key(k as f64 * c.rtt[p] + c.rtt[p] / 2.0, p as PathId))
+                .flat_map(|p| (0..self.rounds[p]).map(move |k| (p, k)))
+                .map(|(p, k)| run_key(k as f64 * self.rtt[p] + self.rtt[p] / 2.0, p as PathId))
                 .collect();
             all.sort_unstable();
-            c.sorted = all.into();
+            self.sorted = all.into();
+            let new = Cycle::worked_out_afresh(ctx);
+            debug_assert!(
+                self.rtt.map(f64::to_bits) == new.rtt.map(f64::to_bits)
+                    && (self.rounds, self.round, self.head) == (new.rounds, new.round, new.head),
+                "a cycle planned from stale values"
+            );
+        }
+    }
+
+    /// [`Cycle::restart`] with nothing reused (what debug builds check it against).
+    #[cfg(debug_assertions)]
+    fn worked_out_afresh(ctx: &SchedCtx<'_>) -> Cycle {
+        let n = ctx.npaths();
+        let mut c = Cycle::new();
+        c.n = n;
+        for p in 0..n {
+            c.rtt[p] = ctx
+                .srtt_of(p as PathId)
+                .unwrap_or(UNSAMPLED_RTT)
+                .as_secs_f64();
+        }
+        let longest = c.rtt[..n].iter().copied().fold(0.0, f64::max);
+        for p in 0..n {
+            c.rounds[p] = ((longest / c.rtt[p]) as u64).max(1);
+            c.advance(p);
         }
         c
     }
@@ -109,29 +182,38 @@ impl Cycle {
     fn advance(&mut self, p: usize) {
         let (k, r) = (self.round[p], self.rtt[p]);
         self.head[p] = if k < self.rounds[p] {
-            run_key(k as f64 * r + r / 2.0, p as PathId)
+            arrival_key(k as f64 * r + r / 2.0)
         } else {
-            u128::MAX
+            u64::MAX
         };
         self.round[p] = k + 1;
     }
 
-    /// Each subflow's slots over the whole cycle.
-    fn share(&self, p: PathId) -> u64 {
-        self.rounds[p as usize] * self.cwnd[p as usize]
+    /// Each subflow's slots over the whole cycle, with a window of `cwnd` segments.
+    fn share(&self, p: PathId, cwnd: u64) -> u64 {
+        self.rounds[p as usize] * cwnd
     }
 
     /// The next run's subflow.
     fn next_run(&mut self) -> Option<PathId> {
-        let key = self.head[..self.n].iter().copied().min()?;
-        if key == u128::MAX {
+        // The earliest head; a tie keeps the lower path, the first one met.
+        let (mut best, mut p) = (u64::MAX, 0);
+        for (q, &h) in self.head[..self.n].iter().enumerate() {
+            if h < best {
+                (best, p) = (h, q);
+            }
+        }
+        if best == u64::MAX {
             return None;
         }
         #[cfg(debug_assertions)]
-        debug_assert_eq!(self.sorted.pop_front(), Some(key), "runs out of order");
-        let p = run_path(key);
-        self.advance(p as usize);
-        Some(p)
+        debug_assert_eq!(
+            self.sorted.pop_front(),
+            Some(u128::from(best) << 8 | p as u128),
+            "runs out of order"
+        );
+        self.advance(p);
+        Some(p as PathId)
     }
 }
 
@@ -139,6 +221,7 @@ impl Daps {
     pub fn new(npaths: usize) -> Self {
         Daps {
             plan: PlanQueues::new(npaths),
+            cycle: Cycle::new(),
         }
     }
 }
@@ -152,20 +235,24 @@ impl Scheduler for Daps {
         if let Some((path, seg)) = self.plan.pop_sendable(ctx) {
             return Some(Assignment { path, seg });
         }
-        let idle_with_space =
-            (0..ctx.npaths() as PathId).any(|p| ctx.has_space(p) && self.plan.len(p) == 0);
-        if !idle_with_space {
+        if !self.plan.idle_with_space(ctx) {
             return None;
         }
-        let mut cycle = Cycle::new(ctx);
+        let cycle = &mut self.cycle;
+        cycle.restart(ctx);
         // Each subflow's share of one cycle: a subflow already holding MAX_CYCLES_AHEAD of
         // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
         // so its plan cannot pile up, nor hold back the subflows that keep sending.
         'plan: while let Some(p) = cycle.next_run() {
-            if self.plan.len(p) as u64 >= MAX_CYCLES_AHEAD * cycle.share(p) {
+            // The slots of each run: the subflow's window in segments, read as its runs come
+            // up (nothing here changes a subflow, so it reads as at the cycle's start; at 8
+            // paths planning usually stops after a few runs, and reading every subflow's
+            // window at each planning was about 30 instructions per data packet).
+            let cwnd = ctx.read_subflow(p, |sf| (sf.cwnd() / sf.mss().max(1) as u64).max(1));
+            if self.plan.len(p) as u64 >= MAX_CYCLES_AHEAD * cycle.share(p, cwnd) {
                 continue;
             }
-            for _ in 0..cycle.cwnd[p as usize] {
+            for _ in 0..cwnd {
                 let Some(n) = self.plan.next_unplanned(ctx) else {
                     break 'plan;
                 };

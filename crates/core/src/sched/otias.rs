@@ -115,8 +115,7 @@ impl Scheduler for Otias {
         }
         // Plan further only while a subflow with window space has nothing planned.
         let npaths = ctx.npaths();
-        let waiting = (0..npaths as PathId).any(|p| ctx.has_space(p) && self.plan.len(p) == 0);
-        if !waiting {
+        if !self.plan.idle_with_space(ctx) {
             return None;
         }
         // Nothing below changes a subflow's state, so each subflow's estimate changes only

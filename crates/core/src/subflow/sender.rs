@@ -47,7 +47,7 @@
 
 use std::collections::VecDeque;
 
-use crate::cc::{AckSample, Cached, CcKind, CoupledView, HyStartMode};
+use crate::cc::{AckSample, Cached, CcKind, CongestionControl, CoupledView, HyStartMode};
 use crate::packet::{Ack, DataSegment, PathId};
 use crate::rangeset::RangeSet;
 use crate::subflow::rtt::RttEstimator;
@@ -256,6 +256,13 @@ pub struct SubflowSender {
     /// PRR's state and window while in fast recovery ([`Prr`]); the controller's window
     /// otherwise.
     prr: Option<Prr>,
+    /// [`SubflowSender::cwnd`] while the subflow is established and pacing holds nothing back,
+    /// else 0: room for one more segment is `in_flight + mss <= space_limit`. Kept up to date
+    /// wherever the controller, PRR, the handshake or pacing change (`sync_space`), because
+    /// [`SubflowSender::has_cwnd_space`] is asked of every subflow several times per packet
+    /// (issue "Speed at scale": three tests and PRR's window choice per call, at 8 paths over
+    /// a hundred instructions per data packet).
+    space_limit: u64,
     /// Segments ever marked lost (Linux `tp->lost`), for PRR's `newly_lost`.
     lost_marks: u64,
     /// Loss state (after an RTO): Linux `high_seq`; the state lasts until it is acknowledged.
@@ -269,6 +276,9 @@ pub struct SubflowSender {
     undo: Option<Undo>,
     /// The armed transmit timer (Linux has one per socket).
     timer: Option<(TimerKind, Time)>,
+    /// The earlier of the transmit timer and the pacing release, ns (`u64::MAX`: neither),
+    /// kept wherever either changes ([`SubflowSender::next_deadline`]).
+    deadline: u64,
     /// A tail loss probe is due and may be sent whatever the window.
     tlp_pending: bool,
     /// SND.NXT when the last probe was sent; no second probe until it is acknowledged (Linux
@@ -327,20 +337,25 @@ impl SubflowSender {
     /// sent for longer than one RTO — the window restarts ([`crate::cc::restart_window`]). The
     /// connection calls this before it asks the scheduler, so the decision sees the window the
     /// data will leave with (Linux checks in `tcp_write_xmit`, before the first segment).
-    pub fn restart_if_idle(&mut self, now: Time) {
+    /// True when the window restarted.
+    pub fn restart_if_idle(&mut self, now: Time) -> bool {
         if !self.restart_after_idle || !self.board.is_empty() {
-            return;
+            return false;
         }
-        let Some(last) = self.last_send else { return };
+        let Some(last) = self.last_send else {
+            return false;
+        };
         let idle = now.saturating_since(last);
         let rto = self.rtt.rto();
         if idle > rto {
-            self.cc
-                .update(|cc| cc.restart_after_idle(now, idle, rto, self.initial_window));
+            let initial = self.initial_window;
+            self.update_cc(|cc| cc.restart_after_idle(now, idle, rto, initial));
             self.idle_restarts += 1;
             // One restart per idle period: the next one is measured from here.
             self.last_send = Some(now);
+            return true;
         }
+        false
     }
 
     /// The subflow has window space and the connection gives it nothing to send: rate samples
@@ -377,7 +392,8 @@ impl SubflowSender {
             self.init_cwnd as u64,
             mode,
         ));
-        self.cc.update(|cc| cc.set_pacing(self.pacing));
+        let pacing = self.pacing;
+        self.update_cc(|cc| cc.set_pacing(pacing));
     }
 
     /// Internal pacing (`transport.pacing`): segments leave no faster than
@@ -385,7 +401,7 @@ impl SubflowSender {
     /// (`tcp_update_skb_after_send`).
     pub fn set_pacing(&mut self, on: bool) {
         self.pacing = on;
-        self.cc.update(|cc| cc.set_pacing(on));
+        self.update_cc(|cc| cc.set_pacing(on));
     }
 
     /// `TCP_NODELAY` (`transport.nodelay`): [`SubflowSender::nagle_holds`] never holds.
@@ -399,6 +415,8 @@ impl SubflowSender {
     pub fn update_pacing(&mut self, now: Time) {
         if self.pacing {
             self.paced_out = self.wstamp > now;
+            self.sync_space();
+            self.sync_deadline();
         }
     }
 
@@ -431,12 +449,15 @@ impl SubflowSender {
             }
         }
         self.paced_out = self.wstamp > now;
+        self.sync_space();
+        self.sync_deadline();
     }
 
     /// The subflow exists but its handshake has not completed at the sender (the server): it
     /// has no window to offer until [`SubflowSender::establish`].
     pub fn set_pending(&mut self) {
         self.established = false;
+        self.sync_space();
     }
 
     /// The handshake completed at `now`. `handshake_rtt`, the time from the SYN/ACK to the
@@ -444,6 +465,7 @@ impl SubflowSender {
     /// (`tcp_synack_rtt_meas`, net/ipv4/tcp_input.c).
     pub fn establish(&mut self, handshake_rtt: Option<Duration>) {
         self.established = true;
+        self.sync_space();
         if let Some(r) = handshake_rtt {
             self.rtt.on_sample(r, self.snd_una, self.snd_nxt);
         }
@@ -454,7 +476,7 @@ impl SubflowSender {
     }
 
     pub fn new(path: PathId, cc: CcKind, mss: u32, init_cwnd: u32, min_rto: Duration) -> Self {
-        SubflowSender {
+        let mut sf = SubflowSender {
             path,
             mss,
             initial_window: init_cwnd.max(1) as u64 * mss as u64,
@@ -494,6 +516,7 @@ impl SubflowSender {
             timeouts: 0,
             undo: None,
             timer: None,
+            deadline: u64::MAX,
             tlp_pending: false,
             tlp_high_seq: None,
             delivered: 0,
@@ -516,7 +539,29 @@ impl SubflowSender {
             is_cwnd_limited: false,
             max_packets_out: 0,
             cwnd_usage_seq: 0,
-        }
+            space_limit: 0,
+        };
+        sf.sync_space();
+        sf
+    }
+
+    /// Bring [`SubflowSender::space_limit`] up to date after a change of the window, the
+    /// handshake or pacing.
+    #[inline]
+    fn sync_space(&mut self) {
+        self.space_limit = if self.established && !self.paced_out {
+            self.cwnd()
+        } else {
+            0
+        };
+    }
+
+    /// Tell the controller something (a [`Cached::update`]), and keep the space limit.
+    #[inline]
+    fn update_cc<R>(&mut self, f: impl FnOnce(&mut dyn CongestionControl) -> R) -> R {
+        let r = self.cc.update(f);
+        self.sync_space();
+        r
     }
 
     // ---- what schedulers read ------------------------------------------------------------
@@ -576,8 +621,16 @@ impl SubflowSender {
     }
     /// Room for one more full segment in the congestion window (never before the subflow is
     /// established, so that no scheduler can use it, nor while pacing holds it back).
+    #[inline]
     pub fn has_cwnd_space(&self) -> bool {
-        self.established && !self.cwnd_full() && !self.paced_out
+        // `mss` is never 0, so a limit of 0 leaves no room.
+        let space = self.in_flight + self.mss as u64 <= self.space_limit;
+        debug_assert_eq!(
+            space,
+            self.established && !self.cwnd_full() && !self.paced_out,
+            "space_limit out of date"
+        );
+        space
     }
     /// Free congestion window, bytes (none before the subflow is established).
     pub fn cwnd_free(&self) -> u64 {
@@ -746,6 +799,46 @@ impl SubflowSender {
         self.timer.map(|(_, t)| t)
     }
 
+    /// The earlier of [`SubflowSender::retransmission_timer`] and
+    /// [`SubflowSender::pacing_release_time`], ns, `u64::MAX` for neither: one load for the
+    /// connection's `poll_timeout`, which asks every subflow after every event (issue "Speed
+    /// at scale": two optional instants and their minimum per subflow were about 80
+    /// instructions per data packet at 8 paths). No instant reaches `u64::MAX` ns.
+    #[inline]
+    pub fn next_deadline(&self) -> u64 {
+        debug_assert_eq!(
+            self.deadline,
+            [self.retransmission_timer(), self.pacing_release_time()]
+                .into_iter()
+                .flatten()
+                .map(|t| t.0)
+                .min()
+                .unwrap_or(u64::MAX),
+            "deadline out of date"
+        );
+        self.deadline
+    }
+
+    /// Arm (or with `None` stop) the transmit timer.
+    #[inline]
+    fn set_timer(&mut self, timer: Option<(TimerKind, Time)>) {
+        self.timer = timer;
+        self.sync_deadline();
+    }
+
+    /// Bring [`SubflowSender::next_deadline`] up to date after the timer or pacing changed.
+    #[inline]
+    fn sync_deadline(&mut self) {
+        let timer = self.timer.map_or(u64::MAX, |(_, t)| t.0);
+        let release = if self.paced_out {
+            self.wstamp.0
+        } else {
+            u64::MAX
+        };
+        debug_assert!(timer.min(release) < u64::MAX || self.timer.is_none() && !self.paced_out);
+        self.deadline = timer.min(release);
+    }
+
     // ---- transmissions -------------------------------------------------------------------
 
     /// Send a new segment carrying meta segment `meta_seg` (`dsn`, `len`).
@@ -753,8 +846,7 @@ impl SubflowSender {
         // CA_EVENT_TX_START (`tcp_transmit_skb` with nothing in flight): Linux CUBIC keeps its
         // epoch on the curve across the pause.
         if let (true, Some(last)) = (self.board.is_empty(), self.last_send) {
-            self.cc
-                .update(|cc| cc.on_tx_start(now, now.saturating_since(last)));
+            self.update_cc(|cc| cc.on_tx_start(now, now.saturating_since(last)));
         }
         self.last_send = Some(now);
         let prior_packets = self.board.len();
@@ -839,7 +931,7 @@ impl SubflowSender {
                 }
                 self.retx_sent.push_back((now, self.front_no + i as u64));
                 self.tlp_high_seq = Some(self.snd_nxt);
-                self.timer = None;
+                self.set_timer(None);
                 self.rearm_rto(now);
                 return Some(seg);
             }
@@ -941,14 +1033,14 @@ impl SubflowSender {
     /// the head's transmission.
     fn rearm_rto(&mut self, now: Time) {
         if self.board.is_empty() {
-            self.timer = None;
+            self.set_timer(None);
             return;
         }
         let mut rto = self.rtt.rto();
         if self.timer_is(TimerKind::Reo) || self.timer_is(TimerKind::Probe) {
             rto = Duration(self.rto_delta(now).max(1_000) as u64);
         }
-        self.timer = Some((TimerKind::Rto, now + rto));
+        self.set_timer(Some((TimerKind::Rto, now + rto)));
     }
 
     /// The Open state (Linux `TCP_CA_Open`): no recovery, no RTO episode, nothing SACKed,
@@ -1027,7 +1119,7 @@ impl SubflowSender {
         if rto_delta > 0 {
             pto = pto.min(Duration(rto_delta as u64));
         }
-        self.timer = Some((TimerKind::Probe, now + pto));
+        self.set_timer(Some((TimerKind::Probe, now + pto)));
         true
     }
 
@@ -1041,7 +1133,7 @@ impl SubflowSender {
             return false;
         }
         // tcp_write_timer_handler clears icsk_pending before running the handler.
-        self.timer = None;
+        self.set_timer(None);
         match kind {
             TimerKind::Reo => {
                 self.rack_reo_timeout(now);
@@ -1097,18 +1189,25 @@ impl SubflowSender {
     fn enter_recovery(&mut self, now: Time, flight: u64) {
         let cwnd = self.cwnd();
         self.recovery_point = Some(self.snd_nxt);
-        self.cc.update(|cc| cc.on_congestion_event(now, flight));
+        self.update_cc(|cc| cc.on_congestion_event(now, flight));
         self.prr = Some(Prr {
             prior_cwnd: (cwnd / self.mss as u64).max(1),
             delivered: 0,
             out: 0,
             cwnd,
         });
+        self.sync_space();
     }
 
     /// `tcp_cwnd_reduction` on an ACK in fast recovery that delivered `newly_acked_sacked`
     /// segments and marked `newly_lost` lost, `una_advanced` if it moved SND.UNA.
     fn prr_on_ack(&mut self, newly_acked_sacked: u64, newly_lost: u64, una_advanced: bool) {
+        self.prr_step(newly_acked_sacked, newly_lost, una_advanced);
+        self.sync_space();
+    }
+
+    /// [`SubflowSender::prr_on_ack`]'s window step.
+    fn prr_step(&mut self, newly_acked_sacked: u64, newly_lost: u64, una_advanced: bool) {
         let mss = self.mss as u64;
         let ssthresh = (self.cc.ssthresh() / mss) as i64;
         let pipe = (self.in_flight / mss) as i64;
@@ -1160,14 +1259,16 @@ impl SubflowSender {
                 prior_ssthresh,
                 retrans_stamp: None,
             });
-            self.cc.update(|cc| cc.on_rto(now, self.in_flight));
+            let flight = self.in_flight;
+            self.update_cc(|cc| cc.on_rto(now, flight));
         }
         self.timeout_mark_lost(now);
         // cwnd = packets in flight + 1.
-        self.cc
-            .update(|cc| cc.set_loss_window(self.in_flight + self.mss as u64));
+        let loss_window = self.in_flight + self.mss as u64;
+        self.update_cc(|cc| cc.set_loss_window(loss_window));
         self.recovery_point = None;
         self.prr = None;
+        self.sync_space();
         self.rto_recovery_point = Some(self.snd_nxt);
         self.tlp_high_seq = None;
         // F-RTO (RFC 5682 §3.1 step 1): unless the timeout interrupted a fast recovery, except
@@ -1177,7 +1278,7 @@ impl SubflowSender {
         self.timeouts += 1;
         // tcp_retransmit_timer: back off and re-arm.
         self.rtt.on_rto_expired();
-        self.timer = Some((TimerKind::Rto, now + self.rtt.rto()));
+        self.set_timer(Some((TimerKind::Rto, now + self.rtt.rto())));
     }
 
     /// Linux `tcp_timeout_mark_lost`: the head is lost; every other segment not SACKed is lost
@@ -1358,7 +1459,7 @@ impl SubflowSender {
                 // `tcp_end_cwnd_reduction`: cwnd = ssthresh, the controller's window.
                 self.recovery_point = None;
                 self.prr = None;
-                self.cc.update(|cc| cc.on_recovery_end(now));
+                self.update_cc(|cc| cc.on_recovery_end(now));
             }
         }
         // The Loss state: F-RTO and undo (tcp_process_loss).
@@ -1400,13 +1501,13 @@ impl SubflowSender {
                 delivered: self.delivered,
                 snd_nxt: self.snd_nxt,
             };
-            self.cc.update(|cc| cc.on_ack(now, &sample, coupled));
+            self.update_cc(|cc| cc.on_ack(now, &sample, coupled));
         }
 
         // tcp_set_xmit_timer on FLAG_SET_XMIT_TIMER (new data cumulatively acknowledged, no
         // reordering timer just armed): the probe if allowed, else the RTO.
         if self.board.is_empty() {
-            self.timer = None;
+            self.set_timer(None);
         } else if set_xmit_timer && !self.schedule_loss_probe(now, true) {
             self.rearm_rto(now);
         }
@@ -1474,7 +1575,7 @@ impl SubflowSender {
         self.lost_out = 0;
         self.retx_queue.clear();
         self.loss_ptr = self.front_no;
-        self.cc.update(|cc| cc.undo(u.prior_cwnd, u.prior_ssthresh));
+        self.update_cc(|cc| cc.undo(u.prior_cwnd, u.prior_ssthresh));
         self.rto_recovery_point = None;
         self.frto = false;
         self.frto_new_data = false;
@@ -1629,7 +1730,7 @@ impl SubflowSender {
             // latest; + TCP_TIMEOUT_MIN as tcp_rack_mark_lost adds; never beyond one RTO.
             let due = (self.rack.xmit + wait).max(now) + TIMEOUT_MIN;
             let due = due.min(now + self.rtt.rto());
-            self.timer = Some((TimerKind::Reo, due));
+            self.set_timer(Some((TimerKind::Reo, due)));
         }
         waiting
     }
@@ -1639,14 +1740,14 @@ impl SubflowSender {
     #[cfg(test)]
     pub(crate) fn congestion_event_for_test(&mut self, now: Time) {
         let w = self.cc.window();
-        self.cc.update(|cc| cc.on_congestion_event(now, w));
+        self.update_cc(|cc| cc.on_congestion_event(now, w));
     }
 
     /// Scheduler penalization (Linux MPTCP v0.9x `mptcp_rcv_buf_optimization`): halve the
     /// window of the subflow that holds back the connection. How often is the scheduler's
     /// business: the kernel times it by the subflow that penalizes, not this one (`minrtt`).
     pub fn penalize(&mut self, now: Time) {
-        self.cc.update(|cc| cc.penalize(now));
+        self.update_cc(|cc| cc.penalize(now));
     }
 
     /// True when nothing is outstanding on this subflow.
@@ -1753,8 +1854,7 @@ mod tests {
     /// A Reno subflow in congestion avoidance at cwnd = ssthresh = 10 segments, nothing out.
     fn in_avoidance() -> SubflowSender {
         let mut sf = subflow();
-        sf.cc
-            .update(|cc| cc.on_congestion_event(ms(0), 20 * MSS as u64));
+        sf.update_cc(|cc| cc.on_congestion_event(ms(0), 20 * MSS as u64));
         assert_eq!(
             (sf.cwnd(), sf.ssthresh()),
             (10 * MSS as u64, 10 * MSS as u64)
@@ -1825,7 +1925,7 @@ mod tests {
         // congestion avoidance the window never fills, so it never grows (it grew to twice the
         // flight before: 20 >= 40 / 2).
         let mut sf = in_avoidance();
-        sf.cc.update(|cc| cc.set_loss_window(40 * MSS as u64));
+        sf.update_cc(|cc| cc.set_loss_window(40 * MSS as u64));
         send(&mut sf, 0, &[MSS; 20]);
         hold_at(&mut sf, 0, 10, 20);
         assert_eq!(sf.cwnd(), 40 * MSS as u64);
@@ -1845,12 +1945,12 @@ mod tests {
         send(&mut sf, 0, &[MSS; 5]);
         sf.note_blocked_by_cwnd();
         assert!(!sf.is_cwnd_limited());
-        sf.cc.update(|cc| cc.set_loss_window(5 * MSS as u64));
+        sf.update_cc(|cc| cc.set_loss_window(5 * MSS as u64));
         sf.note_blocked_by_cwnd();
         assert!(sf.is_cwnd_limited());
         // A new window of data with room left clears it (`tcp_cwnd_validate` once SND.UNA
         // passed `cwnd_usage_seq`).
-        sf.cc.update(|cc| cc.set_loss_window(10 * MSS as u64));
+        sf.update_cc(|cc| cc.set_loss_window(10 * MSS as u64));
         ack_all(&mut sf, 100, false);
         send(&mut sf, 100, &[MSS]);
         assert!(!sf.is_cwnd_limited());
@@ -1946,8 +2046,7 @@ mod tests {
         let expect = 2.0 * 11.0 * MSS as f64 * 8.0 / srtt;
         assert!((sf.pacing_rate_bps().unwrap() - expect).abs() < 1e-6 * expect);
         // A congestion event: Reno halves to ssthresh, so cwnd >= ssthresh/2 and 120% applies.
-        sf.cc
-            .update(|cc| cc.on_congestion_event(ms(60), 20 * MSS as u64));
+        sf.update_cc(|cc| cc.on_congestion_event(ms(60), 20 * MSS as u64));
         let cwnd = (sf.cwnd() / MSS as u64) as f64;
         let packets = cwnd.max(sf.board.len() as f64);
         let expect = 1.2 * packets * MSS as f64 * 8.0 / srtt;
