@@ -231,8 +231,10 @@ impl PlanQueues {
                 // A head to drop before the choice: the order of the visits matters.
                 return self.pop_sendable_in_order(ctx);
             };
-            // `ctx.may_send(n)` from the record in hand (one lookup of it, not two).
-            if ctx.has_space(p) && r.end() <= meta.rwnd_limit() {
+            // `ctx.may_send(n)` from the record in hand (one lookup of it, not two): the
+            // window, and Nagle's hold of a short last segment (`SendBuffer::nagle_holds`,
+            // which answers at once for any segment but the last).
+            if ctx.has_space(p) && r.end() <= meta.rwnd_limit() && !meta.nagle_holds(n) {
                 debug_assert!(ctx.may_send(n));
                 best = Some((srtt, p, n));
             }
