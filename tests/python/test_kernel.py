@@ -115,7 +115,10 @@ def test_fidelity_error_interval_covers_the_spread_and_is_repeatable():
 
 @needs_netns
 @pytest.mark.skip(
-    reason="measured 2026-11-25 07:01 UTC after the linux scheduler charged a subflow its "
+    reason="measured 2026-11-29 06:56 UTC after the application's writer sleeps until the send "
+    "buffer drains to two thirds (sk_stream_wait_memory): simulated linux 0.753 s vs kernel "
+    "0.711 s (+5.8%; kernel 0.708-0.718 s over five). Before: "
+    "measured 2026-11-25 07:01 UTC after the linux scheduler charged a subflow its "
     "retransmission queue (SACKed and lost segments, Linux's sk_wmem_queued): simulated linux "
     "0.778 s vs kernel 0.700 s (+11.2%; kernel 0.649-0.711 s over five). Before: "
     "measured 2026-11-25 05:09 UTC after fast recovery took Linux's PRR (b12bef8): "
@@ -303,7 +306,12 @@ def test_fidelity_quick_compares_both_sides(quick_fidelity):
 
 @needs_netns
 @pytest.mark.skip(
-    reason="measured 2026-11-25 07:01 UTC after the linux scheduler charged a subflow its "
+    reason="measured 2026-11-29 (06:15 and 06:50 UTC) after the application's writer sleeps "
+    "until the send buffer drains to two thirds (sk_stream_wait_memory): MPTCP 1 MiB at LTE "
+    "70 ms simulated 0.852 s, gap 32 ms; the kernel's five downloads 0.842-0.891 s, gap median "
+    "20 ms at 06:15 (-1.0%, +12 ms) and 0.851-0.906 s in two modes, gap 58 ms at 06:50 (-5.5%, "
+    "-26 ms): the kernel moves between modes from run to run. Before: "
+    "measured 2026-11-25 07:01 UTC after the linux scheduler charged a subflow its "
     "retransmission queue (SACKed and lost segments, Linux's sk_wmem_queued): MPTCP 1 MiB at "
     "LTE 70 ms simulated completion gap 68 ms against the kernel's median 27 ms, +41 ms; "
     "download -0.8%, bytes -7.2% / +8.6%. Before: "

@@ -353,8 +353,15 @@ impl SenderConnection {
     pub fn write(&mut self, bytes: u64, end_of_chunk: bool) -> u64 {
         self.meta.write(bytes, end_of_chunk)
     }
+    /// What the application's next write may copy ([`SendBuffer::app_space`]: nothing while
+    /// its writer sleeps for the buffer to drain).
     pub fn send_buffer_free(&self) -> u64 {
-        self.meta.free_space()
+        self.meta.app_space()
+    }
+    /// The application has more to write than [`SenderConnection::send_buffer_free`] takes
+    /// (and writes nothing now): its writer sleeps ([`SendBuffer::writer_waits`]).
+    pub fn writer_waits(&mut self) {
+        self.meta.writer_waits();
     }
 
     // ---- reading -------------------------------------------------------------------------
@@ -423,8 +430,9 @@ impl SenderConnection {
         }
         let mut sum = 0;
         let mut any = false;
+        let single = self.sched.single_path();
         for (sf, i) in self.subflows.iter().zip(&self.info) {
-            if sf.bytes_sent() > 0 {
+            if sf.bytes_sent() > 0 || (!single && sf.is_established()) {
                 sum += i.sndbuf;
                 any = true;
             }
@@ -505,6 +513,7 @@ impl SenderConnection {
     pub fn set_subflow_pending(&mut self, p: PathId) {
         self.subflows[p as usize].set_pending();
         self.touch(p as usize);
+        self.sync_sndbuf();
     }
 
     /// Subflow `p`'s handshake completed at the server (the third ACK arrived; for a joined
@@ -512,6 +521,7 @@ impl SenderConnection {
     pub fn set_subflow_established(&mut self, p: PathId, handshake_rtt: Option<Duration>) {
         self.subflows[p as usize].establish(handshake_rtt);
         self.touch(p as usize);
+        self.sync_sndbuf();
     }
 
     // ---- input ---------------------------------------------------------------------------
@@ -1292,6 +1302,28 @@ mod tests {
             0,
             "a retransmission is no reinjection"
         );
+    }
+
+    /// `__mptcp_sync_sndbuf` (net/mptcp/protocol.h) sums the buffers of the subflows on the
+    /// connection's list, and a joined subflow is put there when its MP_JOIN completes
+    /// (`__mptcp_finish_join` → `__mptcp_propagate_sndbuf`): the application's buffer grows by
+    /// the new subflow's 46,080 bytes at the join, before the subflow carries anything.
+    #[test]
+    fn a_joined_subflow_adds_its_send_buffer_when_established() {
+        let mut ex = Exchange::autotuned("linux", &[1e6, 1e6], 10, 100 * 1_420, &[]);
+        ex.conn.set_subflow_pending(1);
+        let one = ex.conn.meta().capacity();
+        assert_eq!(one, super::TCP_WMEM_MIN + 46_080);
+        ex.at(0).write(2);
+        let _ = ex.send();
+        assert_eq!(
+            ex.conn.meta().capacity(),
+            one,
+            "a pending subflow counts nothing"
+        );
+        ex.conn.set_subflow_established(1, None);
+        assert_eq!(ex.conn.subflows()[1].bytes_sent(), 0);
+        assert_eq!(ex.conn.meta().capacity(), one + 46_080);
     }
 
     #[test]

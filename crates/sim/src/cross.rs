@@ -36,12 +36,14 @@ pub struct CrossFlow {
 }
 
 impl CrossFlow {
-    /// Keep the send buffer full: a bulk sender always has data.
+    /// Keep the send buffer full: a bulk sender always has more than it takes, so its writer
+    /// sleeps between the times the buffer wakes it ([`SenderConnection::writer_waits`]).
     pub fn refill(&mut self) {
         let free = self.tx.send_buffer_free();
         if free > 0 {
             self.tx.write(free, false);
         }
+        self.tx.writer_waits();
     }
 }
 

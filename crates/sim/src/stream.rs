@@ -140,6 +140,11 @@ impl Stream {
         (self.next_gen < self.end).then_some(self.next_gen)
     }
 
+    /// Generated packets wait for room in the send buffer.
+    pub fn has_unwritten(&self) -> bool {
+        !self.blocked.is_empty()
+    }
+
     /// Write blocked packets while `write` accepts them whole (an application packet is one
     /// write; a partial write would split it across a blocking period).
     pub fn flush(&mut self, free: u64, write: &mut dyn FnMut(u64) -> u64) {

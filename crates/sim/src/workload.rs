@@ -172,16 +172,22 @@ impl Workload {
         self.writing.push_back((k, bytes));
     }
 
-    /// Write whatever the send buffer takes.
+    /// Write whatever the send buffer takes. An application with more to write than that
+    /// blocks in its write and sleeps until the buffer has drained to two thirds
+    /// ([`SenderConnection::writer_waits`], Linux's `sk_stream_wait_memory`).
     pub fn refill(&mut self, sender: &mut SenderConnection, _now: Time) {
         if let Some(s) = &mut self.stream {
             let free = sender.send_buffer_free();
             s.flush(free, &mut |n| sender.write(n, false));
+            if s.has_unwritten() {
+                sender.writer_waits();
+            }
             return;
         }
         while let Some(&mut (_, ref mut left)) = self.writing.front_mut() {
             let free = sender.send_buffer_free();
             if free == 0 {
+                sender.writer_waits();
                 return;
             }
             let n = (*left).min(free);
@@ -190,7 +196,8 @@ impl Workload {
             *left -= wrote;
             if *left == 0 {
                 self.writing.pop_front();
-            } else if wrote < n {
+            } else {
+                sender.writer_waits();
                 return;
             }
         }

@@ -166,12 +166,18 @@ fn search_equals_brute_force_at_4mib_where_dems_f_is_below_it() {
 }
 
 /// The 4 MiB cell where DEMS-F was 0.994x of the best fixed split while the split was searched
-/// in the lowest-unsent order only (WiFi 22.5 / LTE 2.5 Mbit/s): not reinjection (DEMS-B,
-/// without, is as fast) nor losses (the same drops), but the split's segment order. Its LTE
-/// share taken from the middle of the chunk holds up in-order delivery; the same split with
-/// LTE's share sent from the chunk's end (`tail`, as DEMS does) beats DEMS-F, and the search,
-/// which now runs both orders, finds a tail split at least as fast.
-/// docs/experiments.md, "Cells below the best fixed split".
+/// in the lowest-unsent order only (WiFi 22.5 / LTE 2.5 Mbit/s). Traced then: not reinjection
+/// (DEMS-B, without, was as fast) nor losses (the same drops), but the split's segment order:
+/// its LTE share taken from the middle of the chunk holds up in-order delivery, and the search
+/// was made to run both orders (docs/experiments.md, "Cells below the best fixed split"). Until
+/// the application's writer slept for the send buffer to drain (Linux's `sk_stream_wait_memory`),
+/// the tail-order split at that share beat DEMS-F (1.661866 against 1.669693 s, DEMS-B equal).
+/// Since then (measured 2026-11-29): head-order split 1.682806 s, DEMS-F 1.674602 s (0.9951x of
+/// it), DEMS-B 1.674903 s, tail-order split at that share 1.704820 s, and the best fixed split
+/// of the search 1.669757 s (tail order), below both DEMS variants; DEMS-F reinjects nothing
+/// here now. What still holds, and is checked: DEMS beats the head-order split at the old share
+/// with the same drops and far less out-of-order data, and the search finds a split at least
+/// as fast as either DEMS variant.
 #[test]
 fn dems_gains_on_the_split_by_segment_order_at_4mib() {
     let (_, _, sc) = fig13_preset_cells(4 * MIB)
@@ -185,21 +191,20 @@ fn dems_gains_on_the_split_by_segment_order_at_4mib() {
     let tail = run(&sc, "fixed-split:3789980,404324,tail", 1);
     let t = |v: &Value| f(v, "download_time_s");
     println!(
-        "split {:.6} s, DEMS-F {:.6} s ({:.4}x), DEMS-B {:.6} s, tail split {:.6} s",
+        "split {:.6} s, best fixed split {:.6} s ({}), DEMS-F {:.6} s ({:.4}x), DEMS-B {:.6} s, \
+         tail split {:.6} s",
         t(&split),
+        t(&oracle),
+        oracle["oracle_order"],
         t(&dems_f),
         t(&dems_f) / t(&split),
         t(&dems_b),
         t(&tail)
     );
-    assert!(t(&dems_f) < t(&split));
-    assert_eq!(t(&dems_b), t(&dems_f));
-    assert!(f(&dems_f, "reinjected_bytes") > 0.0 && f(&dems_b, "reinjected_bytes") == 0.0);
+    assert!(t(&dems_f) < t(&split) && t(&dems_b) < t(&split));
     assert_eq!(dems_f["drops_by_path"], split["drops_by_path"]);
     assert!(f(&split, "ofo_queue_avg_bytes") > 2.0 * f(&dems_b, "ofo_queue_avg_bytes"));
-    assert!(t(&tail) < t(&dems_f));
-    assert_eq!(oracle["oracle_order"], "tail");
-    assert!(t(&oracle) <= t(&tail) && t(&oracle) <= t(&dems_f));
+    assert!(t(&oracle) <= t(&tail) && t(&oracle) <= t(&dems_f) && t(&oracle) <= t(&dems_b));
 }
 
 /// Measured 2026-11-25 (03:40-03:42 UTC, 97 s on the shared two cores): on the preset's 36

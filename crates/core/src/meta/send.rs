@@ -161,6 +161,10 @@ pub struct SendBuffer {
     /// on a subflow (`snd_sml`), and the highest data sent (`snd_nxt`).
     snd_sml: u64,
     snd_nxt: u64,
+    /// The application's writer is asleep in `sk_stream_wait_memory` (net/core/stream.c): a
+    /// write found the buffer full, and it is woken only once the buffer is writeable again
+    /// ([`SendBuffer::app_space`]).
+    writer_asleep: bool,
 }
 
 /// A bit per absolute segment number: word `i` of `words` holds segments `64 (w0 + i) ..`.
@@ -347,6 +351,7 @@ impl SendBuffer {
             nagle: false,
             snd_sml: 0,
             snd_nxt: 0,
+            writer_asleep: false,
         }
     }
 
@@ -426,15 +431,47 @@ impl SendBuffer {
 
     // ---- application side ----------------------------------------------------------------
 
-    /// Bytes the application may still write.
+    /// Bytes the buffer has room for.
     pub fn free_space(&self) -> u64 {
         self.capacity.saturating_sub(self.written - self.data_ack)
     }
 
+    /// Bytes the application's write may copy now. A writer that found the buffer full sleeps
+    /// in `sk_stream_wait_memory` (net/core/stream.c) and is woken by `sk_stream_write_space`
+    /// only when `__sk_stream_is_writeable` holds: the room left is at least half of what
+    /// the buffer holds (`sk_stream_wspace >= sk_stream_min_wspace`), i.e. the buffer has
+    /// drained to two thirds. Both the MPTCP socket (`mptcp_write_space`, called as the
+    /// data-level ACK frees data fragments) and a plain TCP socket (`tcp_new_space`) wake
+    /// their writer this way, and `poll` reports `EPOLLOUT` by the same test, so a
+    /// non-blocking writer waits alike. Until then nothing is written, however much room a
+    /// data-level ACK frees. A writer that is not asleep copies whatever fits
+    /// (`mptcp_send_limit`: the buffer is not full).
+    pub fn app_space(&self) -> u64 {
+        if self.writer_asleep && !self.writeable() {
+            0
+        } else {
+            self.free_space()
+        }
+    }
+
+    /// `__sk_stream_is_writeable`: room ≥ half of what is held.
+    fn writeable(&self) -> bool {
+        let held = self.written - self.data_ack;
+        self.free_space() >= held / 2
+    }
+
+    /// The application has more to write than [`SendBuffer::app_space`] takes: its writer
+    /// goes to sleep until the buffer is writeable again.
+    pub fn writer_waits(&mut self) {
+        self.writer_asleep = true;
+    }
+
     /// Append up to `bytes` of application data; `end_of_chunk` closes the current chunk after
-    /// it (the hint API). Returns the bytes accepted (bounded by the send buffer).
+    /// it (the hint API). Returns the bytes accepted (bounded by [`SendBuffer::app_space`]);
+    /// a write cut short puts the writer to sleep ([`SendBuffer::writer_waits`]).
     pub fn write(&mut self, bytes: u64, end_of_chunk: bool) -> u64 {
-        let n = bytes.min(self.free_space());
+        let n = bytes.min(self.app_space());
+        self.writer_asleep = n < bytes;
         if n == 0 && !(end_of_chunk && bytes == 0) {
             return 0;
         }
@@ -1408,6 +1445,49 @@ mod tests {
         assert_eq!(b.seg(2).unwrap().len, 500);
         let c = b.current_chunk().unwrap();
         assert_eq!((c.first, c.end, c.unsent_bytes), (0, 3, 2500));
+    }
+
+    /// `sk_stream_wait_memory` / `sk_stream_write_space` (net/core/stream.c): a writer that
+    /// found the buffer full sleeps until the room left is at least half of what the buffer
+    /// holds (`__sk_stream_is_writeable`), not as soon as a data-level ACK frees a byte.
+    #[test]
+    fn a_writer_that_filled_the_buffer_sleeps_until_it_drains_to_two_thirds() {
+        let mut b = SendBuffer::new(1000, 30_000, 1 << 20);
+        assert_eq!(b.write(40_000, false), 30_000, "cut at the buffer");
+        assert_eq!(b.app_space(), 0);
+        b.on_data_ack(5_000, 1 << 20);
+        // 25,000 held, 5,000 free: room, but less than half of what is held.
+        assert_eq!((b.free_space(), b.app_space()), (5_000, 0));
+        assert_eq!(b.write(10_000, false), 0, "the writer still sleeps");
+        b.on_data_ack(9_000, 1 << 20);
+        assert_eq!((b.free_space(), b.app_space()), (9_000, 0));
+        b.on_data_ack(10_000, 1 << 20);
+        // 20,000 held, 10,000 free: writeable, and the writer takes whatever fits.
+        assert_eq!(b.app_space(), 10_000);
+        assert_eq!(b.write(12_000, false), 10_000);
+        assert_eq!(b.app_space(), 0, "cut again: asleep again");
+    }
+
+    /// A writer that is not asleep (its last write went in whole) copies whatever fits, like
+    /// `mptcp_sendmsg`, which waits only when `sk_wmem_queued >= sk_sndbuf`.
+    #[test]
+    fn a_writer_that_was_not_cut_short_takes_any_room() {
+        let mut b = SendBuffer::new(1000, 30_000, 1 << 20);
+        assert_eq!(b.write(29_000, false), 29_000);
+        assert_eq!(b.app_space(), 1_000);
+        assert_eq!(
+            b.write(1_000, false),
+            1_000,
+            "fills the buffer exactly, not cut"
+        );
+        b.on_data_ack(500, 1 << 20);
+        assert_eq!(b.app_space(), 500);
+        b.writer_waits();
+        assert_eq!(
+            b.app_space(),
+            0,
+            "a writer told to wait sleeps like one cut short"
+        );
     }
 
     #[test]
