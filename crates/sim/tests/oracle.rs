@@ -204,6 +204,7 @@ fn dems_gains_on_the_split_by_segment_order_at_4mib() {
     assert!(t(&dems_f) < t(&split) && t(&dems_b) < t(&split));
     assert_eq!(dems_f["drops_by_path"], split["drops_by_path"]);
     assert!(f(&split, "ofo_queue_avg_bytes") > 2.0 * f(&dems_b, "ofo_queue_avg_bytes"));
+    assert_eq!(oracle["oracle_order"], "tail");
     assert!(t(&oracle) <= t(&tail) && t(&oracle) <= t(&dems_f) && t(&oracle) <= t(&dems_b));
 }
 
