@@ -898,10 +898,11 @@ impl SenderConnection {
                 // The push goes on where this subflow's short tail ends: the kernel appends to
                 // that skb (`mptcp_skb_can_collapse_to`), so the tail grows back to an MSS.
                 if self.wq[p].back().is_some_and(|&t| t + 1 == seg) {
-                    let segs = self.meta.end_seg();
-                    self.info[p].queued += self.meta.collapse(seg - 1);
-                    if self.meta.end_seg() < segs {
-                        // All of it joined the tail.
+                    let (moved, all) = self.meta.collapse(seg - 1);
+                    self.info[p].queued += moved;
+                    if all {
+                        // All of it joined the tail: the scheduler chooses for the data
+                        // after it.
                         continue;
                     }
                 }
