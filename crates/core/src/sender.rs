@@ -281,6 +281,11 @@ impl SenderConnection {
         // Nagle at the data level for schedulers that decide segment by segment (v0.9x);
         // one that queues ahead (upstream) runs it on its subflows.
         conn.meta.set_nagle(!conn.sched.queues_ahead());
+        // Upstream's MPTCP socket (the scheduler that queues ahead) charges its write memory
+        // by page fragments (`mptcp_sendmsg`); v0.9x's meta socket is a TCP socket.
+        if conn.sched.queues_ahead() && !conn.sched.single_path() {
+            conn.meta.charge_page_frags();
+        }
         conn.sync_sndbuf();
         conn.touch_all();
         conn

@@ -12,6 +12,8 @@
 
 use std::collections::VecDeque;
 
+use super::pagefrag::PageFrags;
+
 use super::runs::UnsentRuns;
 use crate::packet::{PathId, MAX_PATHS};
 use crate::time::Time;
@@ -165,6 +167,9 @@ pub struct SendBuffer {
     /// write found the buffer full, and it is woken only once the buffer is writeable again
     /// ([`SendBuffer::app_space`]).
     writer_asleep: bool,
+    /// Upstream Linux's MPTCP socket charges its write memory by page fragments
+    /// ([`PageFrags`]); `None`: by bytes written and not yet data-acknowledged.
+    frags: Option<PageFrags>,
 }
 
 /// A bit per absolute segment number: word `i` of `words` holds segments `64 (w0 + i) ..`.
@@ -352,6 +357,7 @@ impl SendBuffer {
             snd_sml: 0,
             snd_nxt: 0,
             writer_asleep: false,
+            frags: None,
         }
     }
 
@@ -431,9 +437,22 @@ impl SendBuffer {
 
     // ---- application side ----------------------------------------------------------------
 
+    /// Charge write memory as upstream Linux's MPTCP socket does: by page fragments, with
+    /// their headers ([`PageFrags`]). Only before anything was written.
+    pub fn charge_page_frags(&mut self) {
+        debug_assert_eq!(self.written, 0, "page fragments from the first write on");
+        self.frags = Some(PageFrags::default());
+    }
+
+    /// The socket's charged write memory (`sk_wmem_queued`): the bytes written and not yet
+    /// data-acknowledged, and the headers of their page fragments where those are charged.
+    pub fn charged(&self) -> u64 {
+        self.written - self.data_ack + self.frags.as_ref().map_or(0, PageFrags::overhead)
+    }
+
     /// Bytes the buffer has room for.
     pub fn free_space(&self) -> u64 {
-        self.capacity.saturating_sub(self.written - self.data_ack)
+        self.capacity.saturating_sub(self.charged())
     }
 
     /// Bytes the application's write may copy now. A writer that found the buffer full sleeps
@@ -449,6 +468,15 @@ impl SendBuffer {
     pub fn app_space(&self) -> u64 {
         if self.writer_asleep && !self.writeable() {
             0
+        } else if let Some(f) = &self.frags {
+            // A writer with more than all of it copies in page steps while the charge is
+            // under the buffer: up to a page over it.
+            f.copyable(
+                u64::MAX,
+                self.charged(),
+                self.capacity,
+                self.unsent_bytes() > 0,
+            )
         } else {
             self.free_space()
         }
@@ -456,8 +484,7 @@ impl SendBuffer {
 
     /// `__sk_stream_is_writeable`: room ≥ half of what is held.
     fn writeable(&self) -> bool {
-        let held = self.written - self.data_ack;
-        self.free_space() >= held / 2
+        self.free_space() >= self.charged() / 2
     }
 
     /// The application has more to write than [`SendBuffer::app_space`] takes: its writer
@@ -474,6 +501,10 @@ impl SendBuffer {
         self.writer_asleep = n < bytes;
         if n == 0 && !(end_of_chunk && bytes == 0) {
             return 0;
+        }
+        let pending = self.unsent_bytes() > 0;
+        if let Some(f) = &mut self.frags {
+            f.write(self.written, n, pending);
         }
         if self.chunks.back().is_none_or(|c| c.closed) {
             let first = self.end_seg();
@@ -1160,6 +1191,9 @@ impl SendBuffer {
         }
         let freed = data_ack.min(self.written) - self.data_ack;
         self.data_ack = data_ack.min(self.written);
+        if let Some(f) = &mut self.frags {
+            f.on_data_ack(self.data_ack);
+        }
         while let Some(s) = self.segs.front() {
             if s.end() > self.data_ack {
                 break;
