@@ -153,7 +153,8 @@ impl ReceiverConnection {
             // the data and the application reads it (`mptcp_rcv_space_adjust`, which may grow
             // the buffer) after that.
             self.subflows[seg.path as usize].grow_window(seg.len, self.meta.window_room());
-            self.meta.on_data(now, seg.dsn, seg.len)
+            self.meta
+                .on_data_from(now, Some(seg.path), seg.dsn, seg.len)
         } else {
             crate::meta::recv::Delivery {
                 bytes: 0,

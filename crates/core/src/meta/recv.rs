@@ -22,8 +22,9 @@
 //! out-of-order delay (arrival to in-order delivery, Shi et al., USENIX ATC 2018, §5.1.1) goes
 //! into a fixed-size histogram so that memory stays flat however long the run.
 
-use super::ofo::OfoQueue;
+use super::ofo::{OfoQueue, RawPos};
 use crate::hist::LogHistogram;
+use crate::packet::PathId;
 use crate::time::Time;
 
 /// Linux `tcp_rmem[1]`: the receive buffer a connection starts with.
@@ -57,6 +58,9 @@ pub struct RecvBuffer {
     /// the front; stored in blocks so that an arrival between interleaved subflows' data moves
     /// at most a block ([`OfoQueue`]).
     ofo: OfoQueue,
+    /// Per subflow, where its next out-of-order arrival is expected in the queue: one entry
+    /// past its last ([`OfoQueue::find_hinted`]).
+    ofo_hints: [RawPos; crate::packet::MAX_PATHS],
     ofo_bytes: u64,
     ofo_max: u64,
     /// Integral of ofo_bytes over time (byte·ns) and the time it was last updated.
@@ -118,6 +122,7 @@ impl RecvBuffer {
             right_edge: capacity,
             rcv_nxt: 0,
             ofo: OfoQueue::default(),
+            ofo_hints: Default::default(),
             ofo_bytes: 0,
             ofo_max: 0,
             ofo_integral: 0.0,
@@ -362,6 +367,19 @@ impl RecvBuffer {
 
     /// Data `[dsn, dsn+len)` arrived at `now` on some subflow.
     pub fn on_data(&mut self, now: Time, dsn: u64, len: u32) -> Delivery {
+        self.on_data_from(now, None, dsn, len)
+    }
+
+    /// Data `[dsn, dsn+len)` arrived at `now` on subflow `path`, if known: what
+    /// [`RecvBuffer::on_data`] does, with the subflow's place in the out-of-order queue as a
+    /// hint (the same result, found faster).
+    pub fn on_data_from(
+        &mut self,
+        now: Time,
+        path: Option<PathId>,
+        dsn: u64,
+        len: u32,
+    ) -> Delivery {
         let end = dsn + len as u64;
         if end <= self.rcv_nxt {
             return self.duplicate(len);
@@ -369,7 +387,11 @@ impl RecvBuffer {
         if dsn > self.rcv_nxt {
             // Every queued segment starts past the data-ACK, so only out-of-order data can
             // match one.
-            let at = self.ofo.find(dsn);
+            let hint = path.and_then(|p| self.ofo_hints.get(p as usize).copied());
+            let at = match hint {
+                Some(h) => self.ofo.find_hinted(dsn, h),
+                None => self.ofo.find(dsn),
+            };
             if at.is_ok_and(|i| self.ofo.get(i).1 >= end) {
                 return self.duplicate(len);
             }
@@ -383,7 +405,10 @@ impl RecvBuffer {
                     self.ofo.replace(i, (dsn, end, now));
                 }
                 Err(i) => {
-                    self.ofo.insert(i, (dsn, end, now));
+                    let stored = self.ofo.insert(i, (dsn, end, now));
+                    if let Some(h) = path.and_then(|p| self.ofo_hints.get_mut(p as usize)) {
+                        *h = stored.next();
+                    }
                     self.ofo_bytes += len as u64;
                 }
             }
