@@ -39,28 +39,53 @@ struct Frag {
     page: u64,
 }
 
-/// The socket's page fragment (`sk->sk_frag` / the task's `task_frag`) and live fragments.
+/// The socket's page fragment (`sk->sk_frag` / the task's `task_frag`): its page (0: none
+/// yet), where its free part starts, and the live fragments carved from it (its references
+/// beyond the socket's).
+#[derive(Clone, Copy, Debug, Default)]
+struct Cursor {
+    page: u64,
+    offset: u64,
+    on_page: u32,
+}
+
+/// The page fragment and the live data fragments.
 #[derive(Clone, Debug, Default)]
 pub struct PageFrags {
     live: VecDeque<Frag>,
     /// Sum of the live fragments' overheads.
     overhead: u64,
-    /// The current page (0: none yet) and where its free part starts.
-    page: u64,
-    offset: u64,
-    /// Live fragments carved from the current page (its references beyond the socket's).
-    on_page: u32,
+    cur: Cursor,
 }
 
-/// Where the next copy step puts its data: a position in the current page, whether it
-/// carves a new fragment, and its overhead.
-#[derive(Clone, Copy, Debug)]
-struct Step {
-    page: u64,
-    fresh_page: bool,
-    pos: u64,
-    carve: bool,
-    overhead: u64,
+impl Cursor {
+    /// One copy step of at most `left` bytes. `pending`: the tail fragment holds data not yet
+    /// pushed to a subflow (`msk->first_pending`); it is then the last one carved, so on the
+    /// current page. Returns the bytes copied and, for a new fragment, its overhead.
+    fn step(&mut self, left: u64, pending: bool) -> (u64, Option<u64>) {
+        if pending && self.offset < PAGE {
+            let n = left.min(PAGE - self.offset);
+            self.offset += n;
+            return (n, None);
+        }
+        // `skb_page_frag_refill`: the page is the socket's alone again, or has room left,
+        // or a new one.
+        let start = if self.page != 0 && self.on_page == 0 {
+            0
+        } else if self.page != 0 && self.offset + REFILL_MIN <= PAGE {
+            self.offset
+        } else {
+            self.page += 1;
+            self.on_page = 0;
+            0
+        };
+        let aligned = start.next_multiple_of(8);
+        let pos = aligned + DFRAG;
+        let n = left.min(PAGE - pos);
+        self.offset = pos + n;
+        self.on_page += 1;
+        (n, Some(aligned - start + DFRAG))
+    }
 }
 
 impl PageFrags {
@@ -69,78 +94,18 @@ impl PageFrags {
         self.overhead
     }
 
-    /// The next step after the current state. `pending`: the tail fragment holds data not yet
-    /// pushed to a subflow (`msk->first_pending`).
-    fn step(&self, pending: bool) -> Step {
-        let collapse = pending && self.page != 0 && self.offset < PAGE && {
-            let tail = self.live.back();
-            tail.is_some_and(|f| f.page == self.page)
-        };
-        if collapse {
-            return Step {
-                page: self.page,
-                fresh_page: false,
-                pos: self.offset,
-                carve: false,
-                overhead: 0,
-            };
-        }
-        // `skb_page_frag_refill`: the page is the socket's alone again, or has room left,
-        // or a new one.
-        let (page, fresh_page, start) = if self.page != 0 && self.on_page == 0 {
-            (self.page, false, 0)
-        } else if self.page != 0 && self.offset + REFILL_MIN <= PAGE {
-            (self.page, false, self.offset)
-        } else {
-            (self.page + 1, true, 0)
-        };
-        let aligned = start.next_multiple_of(8);
-        Step {
-            page,
-            fresh_page,
-            pos: aligned + DFRAG,
-            carve: true,
-            overhead: aligned - start + DFRAG,
-        }
-    }
-
     /// Bytes a blocking writer with `want` bytes copies now: steps while `charged` (the
     /// socket's `sk_wmem_queued`) is below `capacity`, each to the end of its page.
     pub fn copyable(&self, want: u64, charged: u64, capacity: u64, pending: bool) -> u64 {
-        let mut s = self.clone();
+        let mut cur = self.cur;
         let mut charged = charged;
         let mut copied = 0;
         while copied < want && charged < capacity {
-            let n = s.apply(want - copied, pending || copied > 0, u64::MAX);
-            charged += n.1;
-            copied += n.0;
+            let (n, overhead) = cur.step(want - copied, pending || copied > 0);
+            charged += n + overhead.unwrap_or(0);
+            copied += n;
         }
         copied
-    }
-
-    /// One copy step of at most `left` bytes written at DSN `dsn`. Returns the bytes copied
-    /// and the bytes charged (with a new fragment's overhead).
-    fn apply(&mut self, left: u64, pending: bool, dsn: u64) -> (u64, u64) {
-        let st = self.step(pending);
-        if st.fresh_page {
-            self.on_page = 0;
-        }
-        self.page = st.page;
-        let n = left.min(PAGE - st.pos);
-        self.offset = st.pos + n;
-        if st.carve {
-            self.live.push_back(Frag {
-                end: dsn,
-                overhead: st.overhead,
-                page: st.page,
-            });
-            self.overhead += st.overhead;
-            self.on_page += 1;
-        }
-        if let Some(f) = self.live.back_mut() {
-            f.end = f.end.wrapping_add(n);
-        }
-        (n, n + st.overhead)
     }
 
     /// The application copies `n` bytes starting at DSN `dsn` (as many as
@@ -148,7 +113,19 @@ impl PageFrags {
     pub fn write(&mut self, dsn: u64, n: u64, pending: bool) {
         let mut done = 0;
         while done < n {
-            done += self.apply(n - done, pending || done > 0, dsn + done).0;
+            let (k, carved) = self.cur.step(n - done, pending || done > 0);
+            if let Some(overhead) = carved {
+                self.live.push_back(Frag {
+                    end: dsn + done,
+                    overhead,
+                    page: self.cur.page,
+                });
+                self.overhead += overhead;
+            }
+            if let Some(f) = self.live.back_mut() {
+                f.end += k;
+            }
+            done += k;
         }
     }
 
@@ -159,8 +136,8 @@ impl PageFrags {
                 break;
             }
             self.overhead -= f.overhead;
-            if f.page == self.page {
-                self.on_page -= 1;
+            if f.page == self.cur.page {
+                self.cur.on_page -= 1;
             }
             self.live.pop_front();
         }
@@ -201,7 +178,7 @@ mod tests {
         // Pushed (no pending tail): a new header at the next 8-byte boundary of the page.
         f.write(1_000, 500, false);
         assert_eq!(f.overhead(), 2 * DFRAG);
-        assert_eq!(f.offset, 1_040 + 40 + 500);
+        assert_eq!(f.cur.offset, 1_040 + 40 + 500);
         // Pending: appended to the tail.
         f.write(1_500, 100, true);
         assert_eq!(f.overhead(), 2 * DFRAG);
@@ -229,6 +206,6 @@ mod tests {
         assert_eq!(f.overhead(), 0);
         // No fragment holds the page: the next one starts at its beginning.
         f.write(2_000, 10, false);
-        assert_eq!((f.page, f.offset), (1, DFRAG + 10));
+        assert_eq!((f.cur.page, f.cur.offset), (1, DFRAG + 10));
     }
 }
