@@ -238,26 +238,47 @@ impl Scheduler for Daps {
         if !self.plan.idle_with_space(ctx) {
             return None;
         }
-        let cycle = &mut self.cycle;
-        cycle.restart(ctx);
         // Each subflow's share of one cycle: a subflow already holding MAX_CYCLES_AHEAD of
         // them (stalled: a timeout, a window cut after a loss) gets no slots in the new cycle,
         // so its plan cannot pile up, nor hold back the subflows that keep sending.
-        'plan: while let Some(p) = cycle.next_run() {
-            // The slots of each run: the subflow's window in segments, read as its runs come
-            // up (nothing here changes a subflow, so it reads as at the cycle's start; at 8
-            // paths planning usually stops after a few runs, and reading every subflow's
-            // window at each planning was about 30 instructions per data packet).
-            let cwnd = ctx.read_subflow(p, |sf| (sf.cwnd() / sf.mss().max(1) as u64).max(1));
-            if self.plan.len(p) as u64 >= MAX_CYCLES_AHEAD * cycle.share(p, cwnd) {
-                continue;
+        //
+        // The next segment to plan is found before the slot it goes to (neither changes the
+        // other), so that a planning with nothing to plan (the peer's window is full, or every
+        // written segment is planned) ends before the cycle is set up: the plan stays as the
+        // look above left it, with no stale head at the front of any queue, and a second look
+        // would find nothing either. At 8 paths, where the window stops DAPS after most ACKs,
+        // a third of the decisions ended so after a new cycle and that second look (issue
+        // "Speed at scale"). One call of `next_unplanned`, so that it stays inlined.
+        let cycle = &mut self.cycle;
+        let mut started = false;
+        let (mut run, mut slots) = (0, 0u64);
+        'plan: loop {
+            let Some(n) = self.plan.next_unplanned(ctx) else {
+                if !started {
+                    return None;
+                }
+                break;
+            };
+            if !started {
+                cycle.restart(ctx);
+                started = true;
             }
-            for _ in 0..cwnd {
-                let Some(n) = self.plan.next_unplanned(ctx) else {
+            while slots == 0 {
+                let Some(p) = cycle.next_run() else {
                     break 'plan;
                 };
-                self.plan.push(p, n);
+                // The slots of each run: the subflow's window in segments, read as its runs
+                // come up (nothing here changes a subflow, so it reads as at the cycle's start;
+                // at 8 paths planning usually stops after a few runs, and reading every
+                // subflow's window at each planning was about 30 instructions per data
+                // packet).
+                let cwnd = ctx.read_subflow(p, |sf| (sf.cwnd() / sf.mss().max(1) as u64).max(1));
+                if (self.plan.len(p) as u64) < MAX_CYCLES_AHEAD * cycle.share(p, cwnd) {
+                    (run, slots) = (p, cwnd);
+                }
             }
+            self.plan.push(run, n);
+            slots -= 1;
         }
         self.plan
             .pop_sendable(ctx)
