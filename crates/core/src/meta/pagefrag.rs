@@ -129,6 +129,14 @@ impl PageFrags {
         }
     }
 
+    /// The end (DSN) of the live fragment holding `dsn`, if any: a push hands a subflow whole
+    /// fragments (`__subflow_push_pending` checks its burst and the subflow's memory only
+    /// between them).
+    pub fn end_of(&self, dsn: u64) -> Option<u64> {
+        let i = self.live.partition_point(|f| f.end <= dsn);
+        self.live.get(i).map(|f| f.end)
+    }
+
     /// The data-level ACK reached `data_ack`: fragments wholly below it are freed.
     pub fn on_data_ack(&mut self, data_ack: u64) {
         while let Some(f) = self.live.front() {
@@ -187,6 +195,19 @@ mod tests {
         f.write(1_600, 3, true);
         f.write(1_603, 10, false);
         assert_eq!(f.overhead(), 2 * DFRAG + 5 + DFRAG);
+    }
+
+    #[test]
+    fn a_push_finds_the_end_of_the_fragment_it_is_in() {
+        let mut f = PageFrags::default();
+        f.write(0, 65_536, false);
+        assert_eq!(f.end_of(0), Some(32_728));
+        assert_eq!(f.end_of(32_727), Some(32_728));
+        assert_eq!(f.end_of(32_728), Some(65_456));
+        assert_eq!(f.end_of(65_500), Some(65_536));
+        assert_eq!(f.end_of(65_536), None, "not written yet");
+        f.on_data_ack(32_728);
+        assert_eq!(f.end_of(40_000), Some(65_456));
     }
 
     #[test]

@@ -444,6 +444,12 @@ impl SendBuffer {
         self.frags = Some(PageFrags::default());
     }
 
+    /// The end (DSN) of the data fragment holding `dsn` where the buffer is charged by page
+    /// fragments ([`SendBuffer::charge_page_frags`]); `None` otherwise.
+    pub fn frag_end(&self, dsn: u64) -> Option<u64> {
+        self.frags.as_ref()?.end_of(dsn)
+    }
+
     /// The socket's charged write memory (`sk_wmem_queued`): the bytes written and not yet
     /// data-acknowledged, and the headers of their page fragments where those are charged.
     pub fn charged(&self) -> u64 {

@@ -213,7 +213,13 @@ impl Scheduler for Linux {
             None => self.get_send(ctx, window_left)?,
         };
         if !in_dfrag {
-            self.dfrag_end = (rec.dsn / DFRAG + 1) * DFRAG;
+            // The data fragment the segment is in, as the application's writes made it
+            // (page fragments, `mptcp_sendmsg`), where the buffer tracks them; else a
+            // 32 KiB grid.
+            self.dfrag_end = ctx
+                .meta()
+                .frag_end(rec.dsn)
+                .unwrap_or((rec.dsn / DFRAG + 1) * DFRAG);
         }
         // The fragment ends inside this segment: if the push stops there (burst spent or the
         // subflow's buffer full, `__subflow_push_pending`), the subflow's data ends there too.
@@ -408,19 +414,21 @@ mod tests {
 
     #[test]
     fn push_that_stops_inside_a_segment_cuts_it_and_the_rest_goes_to_the_next_winner() {
-        // 66,000 bytes: the first push (to p0, both linger times zero) spends its burst in the
-        // second data fragment, which ends at 65,536 inside segment 65; the push stops there
-        // (`__subflow_push_pending` checks the burst after each fragment), so p0's data ends
-        // at 65,536. When p0's ACK gives it a pacing rate, p1 (linger time zero) wins the
-        // remaining 464 bytes, a segment of its own.
+        // 66,000 bytes, written as `mptcp_sendmsg` does into page fragments of 32,728 data
+        // bytes (a 32 KiB page less its 40-byte header) and a last one of 544: the first push
+        // (to p0, both linger times zero) spends its burst in the second fragment, which ends
+        // at 65,456 inside segment 65; the push stops there (`__subflow_push_pending` checks
+        // the burst after each fragment), so p0's data ends at 65,456. When p0's ACK gives it
+        // a pacing rate, p1 (linger time zero) wins the remaining 544 bytes, a segment of its
+        // own.
         let mut ex = Exchange::new("linux", 2, 4, 1000);
         ex.at(0).write(66);
         ex.send();
-        assert_eq!(ex.conn.path_info()[0].queued, 65_536 - 4 * MSS);
+        assert_eq!(ex.conn.path_info()[0].queued, 65_456 - 4 * MSS);
         ex.at(100).ack(0, 4, 1000);
         ex.send();
         assert!(
-            wire(&ex).contains(&(1, 65_536, 464)),
+            wire(&ex).contains(&(1, 65_456, 544)),
             "the rest on p1: {:?}",
             wire(&ex)
         );
