@@ -157,8 +157,8 @@ impl OfoQueue {
     /// arrival usually goes at most a few entries behind its last one; the place found there
     /// is taken when the entries around it prove it (the entry before it starts below `dsn`,
     /// the entry at it, or else the next block's first, above), which `find` would then
-    /// answer too, without its two binary searches (issue "Speed at scale": `find` was the largest part of an
-    /// out-of-order arrival at 8 paths).
+    /// answer too, without its two binary searches (issue "Speed at scale": `find` was the
+    /// largest part of an out-of-order arrival at 8 paths).
     #[inline]
     pub fn find_hinted(&self, dsn: u64, hint: RawPos) -> Result<OfoPos, OfoPos> {
         match self.check_hint(dsn, hint) {

@@ -94,22 +94,23 @@ impl PageFrags {
         self.overhead
     }
 
-    /// Bytes a blocking writer with `want` bytes copies now: steps while `charged` (the
-    /// socket's `sk_wmem_queued`) is below `capacity`, each to the end of its page.
-    pub fn copyable(&self, want: u64, charged: u64, capacity: u64, pending: bool) -> u64 {
+    /// Bytes a blocking writer with more than that to write copies before it blocks: steps
+    /// while `charged` (the socket's `sk_wmem_queued`) is below `capacity`, each to the end
+    /// of its page.
+    pub fn copyable(&self, charged: u64, capacity: u64, pending: bool) -> u64 {
         let mut cur = self.cur;
         let mut charged = charged;
         let mut copied = 0;
-        while copied < want && charged < capacity {
-            let (n, overhead) = cur.step(want - copied, pending || copied > 0);
+        while charged < capacity {
+            let (n, overhead) = cur.step(u64::MAX, pending || copied > 0);
             charged += n + overhead.unwrap_or(0);
             copied += n;
         }
         copied
     }
 
-    /// The application copies `n` bytes starting at DSN `dsn` (as many as
-    /// [`PageFrags::copyable`] allowed, or fewer), in the kernel's steps.
+    /// The application copies `n` bytes starting at DSN `dsn` (at most what
+    /// [`PageFrags::copyable`] allowed), in the kernel's steps.
     pub fn write(&mut self, dsn: u64, n: u64, pending: bool) {
         let mut done = 0;
         while done < n {
@@ -160,7 +161,8 @@ mod tests {
     fn a_first_write_fills_pages_of_32728_bytes_each_charged_32768() {
         // `ss -tniM -m` on Linux 6.18: a 64 KiB write went in as two 32,728-byte fragments.
         let mut f = PageFrags::default();
-        assert_eq!(f.copyable(65_536, 0, 1 << 20, false), 65_536);
+        // A MiB of buffer takes 32 whole pages: the 64 KiB write goes in whole.
+        assert_eq!(f.copyable(0, 1 << 20, false), 32 * 32_728);
         f.write(0, 65_536, false);
         assert_eq!(f.overhead(), 3 * DFRAG);
         assert_eq!(
@@ -175,7 +177,7 @@ mod tests {
         // another whole page, overshooting by 15,360 bytes (the kernel's `w` 65,536 over `tb`
         // 50,176 at the start of a download).
         let f = PageFrags::default();
-        assert_eq!(f.copyable(1 << 20, 0, 50_176, false), 65_456);
+        assert_eq!(f.copyable(0, 50_176, false), 65_456);
     }
 
     #[test]

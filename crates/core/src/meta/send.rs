@@ -475,14 +475,9 @@ impl SendBuffer {
         if self.writer_asleep && !self.writeable() {
             0
         } else if let Some(f) = &self.frags {
-            // A writer with more than all of it copies in page steps while the charge is
-            // under the buffer: up to a page over it.
-            f.copyable(
-                u64::MAX,
-                self.charged(),
-                self.capacity,
-                self.unsent_bytes() > 0,
-            )
+            // A writer copies in page steps while the charge is under the buffer: up to a
+            // page over it.
+            f.copyable(self.charged(), self.capacity, self.unsent_bytes() > 0)
         } else {
             self.free_space()
         }
@@ -508,9 +503,13 @@ impl SendBuffer {
         if n == 0 && !(end_of_chunk && bytes == 0) {
             return 0;
         }
-        let pending = self.unsent_bytes() > 0;
-        if let Some(f) = &mut self.frags {
-            f.write(self.written, n, pending);
+        if self.frags.is_some() {
+            // Whether the tail fragment still holds data no subflow took (the chunks' sum:
+            // asked only where fragments are charged).
+            let pending = self.unsent_bytes() > 0;
+            if let Some(f) = &mut self.frags {
+                f.write(self.written, n, pending);
+            }
         }
         if self.chunks.back().is_none_or(|c| c.closed) {
             let first = self.end_seg();
@@ -866,12 +865,13 @@ impl SendBuffer {
             self.reinjected_bytes += u64::from(k) * u64::from(pending - 1);
         }
         let ci = self.chunk_index(t.chunk);
+        let all = k == n.len;
         let refill = self
             .segs
             .get(i + 2)
             .filter(|m| m.chunk == t.chunk && m.tx_mask == 0 && m.len >= 2 * self.mss)
             .map(|m| m.dsn);
-        if let (true, Some(from)) = (k == n.len, refill) {
+        if let (true, Some(from)) = (all, refill) {
             let mss = self.mss;
             let n = &mut self.segs[i + 1];
             n.dsn = from;
@@ -879,7 +879,7 @@ impl SendBuffer {
             let m = &mut self.segs[i + 2];
             m.dsn += u64::from(mss);
             m.len -= mss;
-        } else if k == n.len {
+        } else if all {
             self.segs.remove(i + 1);
             if let Some(r) = &mut self.runs {
                 let gone = self.base + i as u64 + 1;
@@ -901,7 +901,7 @@ impl SendBuffer {
                 self.chunks[ci].unsent_bytes -= u64::from(k);
             }
         }
-        (u64::from(k), k == n.len)
+        (u64::from(k), all)
     }
 
     /// The next segment to send is longer than an MSS after a cut: it keeps one MSS and passes
@@ -1501,10 +1501,10 @@ mod tests {
     #[test]
     fn an_emptied_segment_takes_an_mss_of_the_excess_behind_it_and_keeps_its_number() {
         // A push ended inside segment 0 (cut at 700, committed to path 0's queue); another cut
-        // left 200 B in segment 1 and pushed the rest into segment 2 (2,100 B: an excess of more
-        // than an MSS). The next push
-        // on path 0 appends all of segment 1 to the tail; segment 1 then carries the next MSS
-        // of segment 2 instead of leaving the buffer, so no record behind it is renumbered.
+        // left 200 B in segment 1 and pushed the rest into segment 2 (2,100 B: an excess of
+        // more than an MSS). The next push on path 0 appends all of segment 1 to the tail;
+        // segment 1 then carries the next MSS of segment 2 instead of leaving the buffer, so
+        // no record behind it is renumbered.
         let mut b = buf();
         b.enable_cuts();
         b.write(5000, true);
