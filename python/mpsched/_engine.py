@@ -7,8 +7,11 @@ message instead of an ImportError deep in a traceback.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
-from collections.abc import Iterable
+import signal
+import threading
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
@@ -61,19 +64,70 @@ def check_schedulers(names: Iterable[str]) -> None:
 
 def interruptible(function: Callable[..., T], *args: Any) -> T:
     """Call an engine function in a worker thread so that Ctrl-C reaches Python at once: on
-    KeyboardInterrupt the engine is told to stop (`_core.interrupt`), which every running
-    simulation notices within a few thousand events, and the interrupt is re-raised."""
+    Ctrl-C the engine is told to stop (`_core.interrupt`), which every running simulation
+    notices within a few thousand events, and KeyboardInterrupt is raised here."""
     import concurrent.futures
 
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="mpsched-run")
-    future = pool.submit(call, function, *args)
+    with deferred_sigint() as stopped:
+        future = pool.submit(call, function, *args)
+        try:
+            while True:
+                try:
+                    out = future.result(timeout=POLL_S)
+                except concurrent.futures.TimeoutError:
+                    out = None
+                # A run that Ctrl-C stopped ends early, as a result: not one to hand on.
+                if stopped.is_set():
+                    stop_engine(pool)
+                    raise KeyboardInterrupt
+                if future.done():
+                    return out  # type: ignore[return-value]
+        finally:
+            pool.shutdown(wait=False)
+
+
+# How often a thread waiting for runs looks whether Ctrl-C came.
+POLL_S = 0.1
+
+
+@contextlib.contextmanager
+def deferred_sigint() -> Iterator[threading.Event]:
+    """While runs are in flight on worker threads, Ctrl-C sets the event this yields and
+    stops the engine instead of raising KeyboardInterrupt wherever the main thread happens to
+    be. An exception raised at an arbitrary bytecode can leave a lock of `concurrent.futures`
+    held (e.g. half-way through `wait`'s acquiring of every future's condition), and the pool
+    then never shuts down: the caller polls the event and raises at a point of its choosing.
+    Outside the main thread, or when SIGINT is not Python's default handler (a shell's
+    background job ignores it), nothing changes and the event is never set."""
+    stopped = threading.Event()
+    if (
+        threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+    ):
+        yield stopped
+        return
+
+    def on_sigint(signum: int, frame: Any) -> None:
+        # The event first: a run that the engine stops must find it set when it is collected.
+        stopped.set()
+        stop = getattr(core(), "interrupt", None)
+        if stop is not None:
+            stop(True)
+
+    previous = signal.signal(signal.SIGINT, on_sigint)
     try:
-        return future.result()
-    except KeyboardInterrupt:
-        stop_engine(pool)
-        raise
+        yield stopped
     finally:
-        pool.shutdown(wait=False)
+        signal.signal(signal.SIGINT, previous)
+        if stopped.is_set():
+            # The caller has stopped and collected its runs: allow runs again.
+            stop = getattr(core(), "interrupt", None)
+            if stop is not None:
+                stop(False)
+    if stopped.is_set():
+        # Ctrl-C after the caller last looked (e.g. as the last run ended): delivered now.
+        raise KeyboardInterrupt
 
 
 def stop_engine(pool: Any = None) -> None:

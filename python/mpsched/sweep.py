@@ -463,27 +463,34 @@ def bounded_map(
     engine is told to stop (`_engine.stop_engine`), so running simulations end within a
     second; an exception raised by `function` is re-raised here."""
     threads = threads if threads and threads > 0 else (os.cpu_count() or 1)
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpsched-run")
-    pending: dict[Future, Any] = {}
-    queue = iter(items)
-    finished = False
-    try:
-        for item in itertools.islice(queue, threads * 4):
-            pending[pool.submit(function, item)] = item
-        while pending:
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for fut in done:
-                item = pending.pop(fut)
-                yield item, fut.result()
-                nxt = next(queue, _END)
-                if nxt is not _END:
-                    pending[pool.submit(function, nxt)] = nxt
-        finished = True
-    finally:
-        if finished:
-            pool.shutdown(wait=True)
-        else:
-            _engine.stop_engine(pool)
+    with _engine.deferred_sigint() as stopped:
+        pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="mpsched-run")
+        pending: dict[Future, Any] = {}
+        queue = iter(items)
+        finished = False
+        try:
+            for item in itertools.islice(queue, threads * 4):
+                pending[pool.submit(function, item)] = item
+            while pending:
+                done, _ = wait(pending, timeout=_engine.POLL_S, return_when=FIRST_COMPLETED)
+                # Checked before anything is handed on: runs the engine was told to stop end
+                # early, as results that are not the runs asked for.
+                if stopped.is_set():
+                    raise KeyboardInterrupt
+                for fut in done:
+                    item = pending.pop(fut)
+                    yield item, fut.result()
+                    if stopped.is_set():
+                        raise KeyboardInterrupt
+                    nxt = next(queue, _END)
+                    if nxt is not _END:
+                        pending[pool.submit(function, nxt)] = nxt
+            finished = True
+        finally:
+            if finished:
+                pool.shutdown(wait=True)
+            else:
+                _engine.stop_engine(pool)
 
 
 _END = object()
