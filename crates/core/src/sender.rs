@@ -72,6 +72,18 @@ pub fn skb_head_truesize(mss: u32) -> u64 {
     per_mss(mss) - u64::from(mss).max(1460)
 }
 
+/// What one ACK lets leave a subflow at once before TCP Small Queues holds the rest, bytes
+/// (`tcp_small_queue_check`, net/ipv4/tcp_output.c): `tcp_write_xmit` stops while the host
+/// still holds more of the socket's transmitted data than twice an skb's true size or about a
+/// millisecond at the pacing rate (`sk_pacing_rate >> sk_pacing_shift`, shift 10), and sends
+/// the rest as the device frees the first skbs — a moment later, but after `tcp_check_space`
+/// has looked at the window. Two segments at the rates of a phone's paths.
+fn tsq_limit(sf: &SubflowSender) -> u64 {
+    let two = 2 * u64::from(sf.mss());
+    let paced = sf.pacing_rate_bps().map_or(0.0, |b| b / 8.0 / 1024.0) as u64;
+    two.max(paced)
+}
+
 /// `sk_sndbuf` of a subflow whose congestion window is `cwnd_segs` segments, as Linux's
 /// `tcp_sndbuf_expand` (net/ipv4/tcp_input.c) sets it: two windows (CUBIC's 1.7 rounded up,
 /// for fast recovery) of at least `TCP_INIT_CWND` = 10 segments, each segment charged
@@ -460,16 +472,19 @@ impl SenderConnection {
     ///
     /// Linux asks after the push the ACK allows, not before: `tcp_data_snd_check`
     /// (net/ipv4/tcp_input.c) runs `tcp_push_pending_frames`, then `tcp_check_space`. Data
-    /// waiting in the subflow's own write queue fills the window again first, so a subflow
-    /// that holds a committed burst keeps its buffer until that queue runs dry. Measured on
-    /// Linux 6.18 (`ss -tm` in the emulator's server namespace, four equal paths, 1 MiB): the
-    /// initial subflow, holding the 64 KB first burst, kept `tb` 46,080 while its window grew
-    /// from 10 to 28 segments, and took 2 · 32 · 2,304 = 147,456 on the first ACK after its
-    /// queue had drained. (For a plain TCP socket the application's unsent data is that queue;
+    /// waiting in the subflow's own write queue fills the window again first, but only as
+    /// much of it as TCP Small Queues lets leave at once ([`tsq_limit`]): an ACK that opens
+    /// more than that expands the buffer even with data queued. Measured on Linux 6.18
+    /// (sock_diag every 0.5 ms in the emulator's server namespace, 1 MiB at LTE 270 ms,
+    /// docs/fidelity.md): while WiFi's quick ACKs each opened two segments its `tb` stayed at
+    /// 46,080 with 2-50 kB queued; from the first ACK after the queue drained it followed the
+    /// window, and then on every ACK that opened three or four segments (10-68 kB queued) and
+    /// on one of about forty that opened two. (For a plain TCP socket the application's unsent data is that queue;
     /// the connection-level data of `single` is not counted here.)
     fn expand_sndbuf(&mut self, p: usize) {
         let sf = &self.subflows[p];
-        if sf.in_flight() + self.info[p].queued >= sf.cwnd() {
+        let leaves_now = self.info[p].queued.min(tsq_limit(sf));
+        if sf.in_flight() + leaves_now >= sf.cwnd() {
             return;
         }
         let want = sndbuf_for(sf.cwnd() / u64::from(sf.mss()), sf.mss(), self.wmem_max);

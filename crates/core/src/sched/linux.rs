@@ -516,50 +516,65 @@ mod tests {
         assert!(sent.iter().any(|s| s.0 == 1), "p1 now sends: {sent:?}");
     }
 
+    /// The subflow's sequence after `segs` segments (the exchange's subflow starts at 0).
+    fn upto(segs: u64) -> Option<u64> {
+        Some(segs * MSS)
+    }
+
     #[test]
-    fn a_subflow_holding_a_committed_burst_keeps_its_send_buffer() {
+    fn one_segment_acks_keep_the_send_buffer_of_a_subflow_holding_a_burst() {
         // `tcp_data_snd_check` (net/ipv4/tcp_input.c) pushes first (`tcp_push_pending_frames`)
         // and then asks `tcp_check_space` → `tcp_should_expand_sndbuf`, which refuses while the
         // congestion window is full. The first push commits all 45 segments to p0 (a fresh
-        // buffer of 2 · 10 · 2,304 = 46,080 bytes); the ACK of two segments opens the window
-        // to 12, and the 35 segments still queued fill it again: no expansion. Only once the
-        // queue has drained does an ACK leave the window short and the buffer follow it.
+        // buffer of 2 · 10 · 2,304 = 46,080 bytes). In slow start an ACK of one segment opens
+        // two, both leave at once, and the window is full again: no expansion, as measured
+        // through the quick ACKs of a connection's first round trips.
         let fresh = crate::sender::sndbuf_for(10, MSS as u32, 1 << 20);
         assert_eq!(fresh, 46_080);
         let mut ex = Exchange::autotuned("linux", &[1e6], 10, 1000 * MSS, &[]);
         ex.at(0).write(45);
         assert_eq!(ex.send().len(), 10);
         assert_eq!(ex.conn.path_info()[0].queued, 35 * MSS);
-        ex.at(100).ack_bytes(0, Some(2 * MSS), 2 * MSS, 1000 * MSS);
-        assert_eq!(ex.cwnd_segs(0), 12);
-        assert_eq!(
-            ex.conn.path_info()[0].sndbuf,
-            fresh,
-            "cwnd refilled from the queue"
-        );
-        ex.send();
-        let mut acked = 12;
-        let mut t = 200;
-        while ex.conn.path_info()[0].queued > 0 {
-            assert_eq!(
-                ex.conn.path_info()[0].sndbuf,
-                fresh,
-                "queue not yet drained"
-            );
-            ex.at(t).ack(0, acked, 1000);
-            let sent = ex.send();
-            acked += sent.len() as u64;
-            t += 100;
+        for k in 1..=8 {
+            ex.at(100 + k).ack_bytes(0, upto(k), k * MSS, 1000 * MSS);
+            assert_eq!(ex.cwnd_segs(0), 10 + k);
+            assert_eq!(ex.conn.path_info()[0].sndbuf, fresh, "after ACK {k}");
+            assert_eq!(ex.send().len(), 2);
         }
-        // The queue is empty and the window was not: this ACK leaves room, and the buffer
-        // takes two windows of the current size.
-        ex.at(t).ack(0, acked, 1000);
-        let cwnd = ex.cwnd_segs(0);
+    }
+
+    #[test]
+    fn an_ack_that_opens_three_segments_expands_the_send_buffer_behind_a_queue() {
+        // TCP Small Queues (`tcp_small_queue_check`) lets two segments leave at these rates
+        // and holds the rest until the host frees the first; `tcp_check_space` runs before
+        // that and finds the window not full. Measured on Linux 6.18 (sock_diag every 0.5 ms
+        // through a 1 MiB download, docs/fidelity.md): the subflow's buffer followed its
+        // window on every ACK of two segments in slow start (four opened), with 10-27 kB
+        // still queued, and on none of one segment.
+        let mut ex = Exchange::autotuned("linux", &[1e6], 10, 1000 * MSS, &[]);
+        ex.at(0).write(45);
+        ex.send();
+        ex.at(100).ack_bytes(0, upto(2), 2 * MSS, 1000 * MSS);
+        assert_eq!(ex.cwnd_segs(0), 12);
+        assert!(ex.conn.path_info()[0].queued > 0);
         assert_eq!(
             ex.conn.path_info()[0].sndbuf,
-            crate::sender::sndbuf_for(cwnd, MSS as u32, 1 << 20)
+            crate::sender::sndbuf_for(12, MSS as u32, 1 << 20)
         );
-        assert!(ex.conn.path_info()[0].sndbuf > fresh);
+    }
+
+    #[test]
+    fn a_drained_queue_lets_the_send_buffer_follow_the_window() {
+        // With nothing queued an ACK leaves the window short whatever it opens.
+        let mut ex = Exchange::autotuned("linux", &[1e6], 10, 1000 * MSS, &[]);
+        ex.at(0).write(10);
+        assert_eq!(ex.send().len(), 10);
+        assert_eq!(ex.conn.path_info()[0].queued, 0);
+        ex.at(100).ack_bytes(0, upto(1), MSS, 1000 * MSS);
+        assert_eq!(
+            ex.conn.path_info()[0].sndbuf,
+            crate::sender::sndbuf_for(11, MSS as u32, 1 << 20)
+        );
     }
 
     #[test]
