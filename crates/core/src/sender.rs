@@ -117,6 +117,37 @@ pub fn wmem_queued(
     in_flight + segs_in_flight.div_ceil(per_skb) * skb_head_truesize(mss) + queued
 }
 
+/// The DSS mapping a subflow was last given by pushes: a push may extend it, and so refill
+/// a short tail segment where the previous push stopped, only while none of it has been
+/// transmitted (`mptcp_skb_can_collapse_to`, net/mptcp/protocol.c: "this mapping has not been
+/// xmitted yet"; `mptcp_established_options_dss` freezes a mapping as its first segment
+/// leaves). A frozen mapping keeps its short tail, which leaves short under Nagle's algorithm,
+/// and the next push starts a mapping of its own. The kernel transmits only after a push's
+/// loop (`tcp_push`), so what the simulator sends during the push that made the mapping does
+/// not freeze it: only a transmission at an earlier instant does.
+#[derive(Clone, Copy, Debug, Default)]
+struct Mapping {
+    /// DSN of its first byte.
+    start: u64,
+    /// DSN one past its last byte.
+    end: u64,
+    /// When its first byte-range left (`None`: not yet).
+    first_tx: Option<Time>,
+}
+
+impl Mapping {
+    /// Data starting at `dsn`, pushed at `now`, may join this mapping.
+    fn extends_to(&self, dsn: u64, now: Time) -> bool {
+        self.end > self.start && dsn == self.end && self.first_tx.is_none_or(|t| t >= now)
+    }
+
+    fn on_transmit(&mut self, dsn: u64, now: Time) {
+        if self.first_tx.is_none() && (self.start..self.end).contains(&dsn) {
+            self.first_tx = Some(now);
+        }
+    }
+}
+
 /// The earlier of two optional deadlines.
 fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     match (a, b) {
@@ -190,6 +221,8 @@ pub struct SenderConnection {
     repush: VecDeque<SegNo>,
     /// Segments committed to each subflow and not yet sent (schedulers that queue ahead).
     wq: Vec<VecDeque<SegNo>>,
+    /// Per subflow, the last DSS mapping pushes gave it ([`Mapping`]).
+    mapping: Vec<Mapping>,
     /// What a stale subflow's write queue held when it went stale: (segment, DSN, length),
     /// in queue order. The kernel leaves that queue in place (`__mptcp_retransmit_pending_data`
     /// only marks the MPTCP-level data unsent again), so once the subflow recovers it sends
@@ -275,6 +308,7 @@ impl SenderConnection {
             watch_silence: false,
             repush: VecDeque::new(),
             wq: vec![VecDeque::new(); cfg.npaths],
+            mapping: vec![Mapping::default(); cfg.npaths],
             held: vec![VecDeque::new(); cfg.npaths],
             wq_busy: 0,
             poll_due: 0,
@@ -483,7 +517,14 @@ impl SenderConnection {
     /// the connection-level data of `single` is not counted here.)
     fn expand_sndbuf(&mut self, p: usize) {
         let sf = &self.subflows[p];
-        let leaves_now = self.info[p].queued.min(tsq_limit(sf));
+        // (Asked of the pacing rate only when more than two segments wait: never for the
+        // schedulers that do not queue ahead.)
+        let queued = self.info[p].queued;
+        let leaves_now = if queued <= 2 * u64::from(sf.mss()) {
+            queued
+        } else {
+            queued.min(tsq_limit(sf))
+        };
         if sf.in_flight() + leaves_now >= sf.cwnd() {
             return;
         }
@@ -915,11 +956,24 @@ impl SenderConnection {
                 return None;
             }
             if queues && self.info[p].available {
-                // The push goes on where this subflow's short tail ends: the kernel appends to
-                // that skb (`mptcp_skb_can_collapse_to`), so the tail grows back to an MSS.
-                if self.wq[p].back().is_some_and(|&t| t + 1 == seg) {
+                // The push goes on where this subflow's tail ends: while none of that mapping
+                // has left, the kernel appends to its skb (`mptcp_skb_can_collapse_to`), so a
+                // short tail grows back to an MSS; else the data starts a mapping of its own.
+                let Some(rec) = self.meta.seg(seg).copied() else {
+                    self.refused += 1;
+                    return None;
+                };
+                let m = &mut self.mapping[p];
+                if !m.extends_to(rec.dsn, now) {
+                    *m = Mapping {
+                        start: rec.dsn,
+                        end: rec.dsn,
+                        first_tx: None,
+                    };
+                } else if self.wq[p].back().is_some_and(|&t| t + 1 == seg) {
                     let (moved, all) = self.meta.collapse(seg - 1);
                     self.info[p].queued += moved;
+                    self.mapping[p].end += moved;
                     if all {
                         // All of it joined the tail: the scheduler chooses for the data
                         // after it.
@@ -927,6 +981,8 @@ impl SenderConnection {
                     }
                 }
                 let len = self.meta.seg(seg).map_or(0, |r| r.len);
+                let m = &mut self.mapping[p];
+                m.end = m.end.max(rec.dsn + u64::from(rec.len));
                 // A short segment is where this push ends: it waits in the queue until the
                 // push is over, and leaves then unless Nagle holds it (the kernel transmits
                 // only at `tcp_push`, after the push loop).
@@ -1060,6 +1116,7 @@ impl SenderConnection {
         };
         // `tcp_minshall_update(meta_tp, ...)` after `mptcp_skb_entail`.
         self.meta.on_meta_send(dsn, len);
+        self.mapping[p].on_transmit(dsn, now);
         let first_on_path = self.subflows[p].bytes_sent() == 0;
         self.window_used
             .record(end.saturating_sub(self.meta.data_ack()));

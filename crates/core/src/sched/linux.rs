@@ -22,9 +22,11 @@
 //! * A push hands the subflow bytes, not segments: it stops at the edge of the peer's
 //!   data-level window (`mptcp_check_allowed_size`) and, once the burst is spent or the buffer
 //!   full, at the end of a data fragment, so the segment there is cut
-//!   ([`SendBuffer::cut`]). If the next push continues on the same subflow before the short
-//!   tail has left, the connection refills it ([`SendBuffer::collapse`]), as the kernel
-//!   appends to the same skb; if not, it leaves short, under Nagle's algorithm
+//!   ([`SendBuffer::cut`]). If the next push continues on the same subflow before any of
+//!   the DSS mapping that ends there has left, the connection refills the short tail
+//!   ([`SendBuffer::collapse`]), as the kernel appends to the same skb; once a mapping has
+//!   been transmitted it is frozen (`mptcp_skb_can_collapse_to`), the next push starts a
+//!   mapping of its own, and the tail leaves short, under Nagle's algorithm
 //!   ([`SubflowSender::nagle_holds`]).
 //! * No opportunistic retransmission, no penalization.
 //!
@@ -475,11 +477,12 @@ mod tests {
     }
 
     #[test]
-    fn a_push_that_continues_on_the_same_subflow_refills_its_short_tail() {
-        // The window edge at 2,500 cuts the third segment, but the congestion window (2
-        // segments) keeps it in p0's queue. The window opens to 4,000 before it leaves: the
-        // next push continues on p0 and the kernel appends to the same skb, so the wire sees
-        // two full segments, not a 500-byte one.
+    fn a_push_after_its_mapping_left_starts_its_own_and_the_short_tail_leaves_short() {
+        // The window edge at 2,500 cuts the third segment; the congestion window (2 segments)
+        // keeps that 500-byte piece in p0's queue while the first two leave. The window opens
+        // to 4,000 before the piece leaves, but its DSS mapping has been transmitted, so it is
+        // frozen (`mptcp_skb_can_collapse_to`): the next push starts a mapping of its own and
+        // the wire sees the 500 bytes as a segment of their own.
         let mut ex = Exchange::with_window("linux", &[1e6], 2, 2_500);
         ex.at(0).write(10);
         ex.send();
@@ -491,7 +494,37 @@ mod tests {
         assert_eq!(ex.conn.path_info()[0].queued, 2_000);
         ex.at(100).ack_bytes(0, None, 2_000, 2_000);
         ex.send();
-        assert_eq!(wire(&ex)[2..], [(0, 2000, 1000), (0, 3000, 1000)]);
+        assert_eq!(wire(&ex)[2..], [(0, 2000, 500), (0, 2500, 1000)]);
+    }
+
+    #[test]
+    fn a_push_extends_a_mapping_none_of_which_has_left_and_refills_its_short_tail() {
+        // Two segments fill the congestion window; the second write's push queues everything
+        // up to the window edge at 4,500 (a mapping from 2,000 with a 500-byte tail), none of
+        // it sent. The window opens to 6,000 before any of it leaves: the next push continues
+        // that mapping and the kernel appends to the same skb, so the tail grows back to a
+        // full segment.
+        let mut ex = Exchange::with_window("linux", &[1e6], 2, 4_500);
+        ex.at(0).write(2);
+        ex.send();
+        assert_eq!(wire(&ex), [(0, 0, 1000), (0, 1000, 1000)]);
+        ex.at(10).write(8);
+        assert_eq!(ex.send(), []);
+        assert_eq!(ex.conn.path_info()[0].queued, 2_500);
+        ex.at(50).ack_bytes(0, Some(0), 0, 6_000);
+        ex.send();
+        assert_eq!(ex.conn.path_info()[0].queued, 4_000);
+        ex.at(100).ack_bytes(0, None, 2_000, 4_000);
+        ex.send();
+        assert_eq!(
+            wire(&ex)[2..],
+            [
+                (0, 2000, 1000),
+                (0, 3000, 1000),
+                (0, 4000, 1000),
+                (0, 5000, 1000)
+            ]
+        );
     }
 
     #[test]
