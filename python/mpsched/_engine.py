@@ -72,17 +72,13 @@ def interruptible(function: Callable[..., T], *args: Any) -> T:
     with deferred_sigint() as stopped:
         future = pool.submit(call, function, *args)
         try:
-            while True:
-                try:
-                    out = future.result(timeout=POLL_S)
-                except concurrent.futures.TimeoutError:
-                    out = None
-                # A run that Ctrl-C stopped ends early, as a result: not one to hand on.
-                if stopped.is_set():
-                    stop_engine(pool)
-                    raise KeyboardInterrupt
-                if future.done():
-                    return out  # type: ignore[return-value]
+            while not (stopped.is_set() or future.done()):
+                concurrent.futures.wait([future], timeout=POLL_S)
+            # A run that Ctrl-C stopped ends early, as a result: not one to hand on.
+            if stopped.is_set():
+                stop_engine(pool)
+                raise KeyboardInterrupt
+            return future.result()
         finally:
             pool.shutdown(wait=False)
 

@@ -77,11 +77,16 @@ pub fn skb_head_truesize(mss: u32) -> u64 {
 /// still holds more of the socket's transmitted data than twice an skb's true size or about a
 /// millisecond at the pacing rate (`sk_pacing_rate >> sk_pacing_shift`, shift 10), and sends
 /// the rest as the device frees the first skbs — a moment later, but after `tcp_check_space`
-/// has looked at the window. Two segments at the rates of a phone's paths.
-fn tsq_limit(sf: &SubflowSender) -> u64 {
+/// has looked at the window. Two segments at the rates of a phone's paths. Of `queued` bytes
+/// waiting, returns what leaves at once (the pacing rate is asked only when more than two
+/// segments wait: never for the schedulers that do not queue ahead).
+fn tsq_leaves(sf: &SubflowSender, queued: u64) -> u64 {
     let two = 2 * u64::from(sf.mss());
+    if queued <= two {
+        return queued;
+    }
     let paced = sf.pacing_rate_bps().map_or(0.0, |b| b / 8.0 / 1024.0) as u64;
-    two.max(paced)
+    queued.min(two.max(paced))
 }
 
 /// `sk_sndbuf` of a subflow whose congestion window is `cwnd_segs` segments, as Linux's
@@ -507,7 +512,7 @@ impl SenderConnection {
     /// Linux asks after the push the ACK allows, not before: `tcp_data_snd_check`
     /// (net/ipv4/tcp_input.c) runs `tcp_push_pending_frames`, then `tcp_check_space`. Data
     /// waiting in the subflow's own write queue fills the window again first, but only as
-    /// much of it as TCP Small Queues lets leave at once ([`tsq_limit`]): an ACK that opens
+    /// much of it as TCP Small Queues lets leave at once ([`tsq_leaves`]): an ACK that opens
     /// more than that expands the buffer even with data queued. Measured on Linux 6.18
     /// (sock_diag every 0.5 ms in the emulator's server namespace, 1 MiB at LTE 270 ms,
     /// docs/fidelity.md): while WiFi's quick ACKs each opened two segments its `tb` stayed at
@@ -517,15 +522,7 @@ impl SenderConnection {
     /// the connection-level data of `single` is not counted here.)
     fn expand_sndbuf(&mut self, p: usize) {
         let sf = &self.subflows[p];
-        // (Asked of the pacing rate only when more than two segments wait: never for the
-        // schedulers that do not queue ahead.)
-        let queued = self.info[p].queued;
-        let leaves_now = if queued <= 2 * u64::from(sf.mss()) {
-            queued
-        } else {
-            queued.min(tsq_limit(sf))
-        };
-        if sf.in_flight() + leaves_now >= sf.cwnd() {
+        if sf.in_flight() + tsq_leaves(sf, self.info[p].queued) >= sf.cwnd() {
             return;
         }
         let want = sndbuf_for(sf.cwnd() / u64::from(sf.mss()), sf.mss(), self.wmem_max);
@@ -963,17 +960,19 @@ impl SenderConnection {
                     self.refused += 1;
                     return None;
                 };
-                let m = &mut self.mapping[p];
-                if !m.extends_to(rec.dsn, now) {
-                    *m = Mapping {
+                let extends = self.mapping[p].extends_to(rec.dsn, now);
+                if !extends {
+                    self.mapping[p] = Mapping {
                         start: rec.dsn,
                         end: rec.dsn,
                         first_tx: None,
                     };
-                } else if self.wq[p].back().is_some_and(|&t| t + 1 == seg) {
+                }
+                // Whether the tail takes some of it or not, the mapping now ends with it.
+                self.mapping[p].end = rec.dsn + u64::from(rec.len);
+                if extends && self.wq[p].back().is_some_and(|&t| t + 1 == seg) {
                     let (moved, all) = self.meta.collapse(seg - 1);
                     self.info[p].queued += moved;
-                    self.mapping[p].end += moved;
                     if all {
                         // All of it joined the tail: the scheduler chooses for the data
                         // after it.
@@ -981,8 +980,6 @@ impl SenderConnection {
                     }
                 }
                 let len = self.meta.seg(seg).map_or(0, |r| r.len);
-                let m = &mut self.mapping[p];
-                m.end = m.end.max(rec.dsn + u64::from(rec.len));
                 // A short segment is where this push ends: it waits in the queue until the
                 // push is over, and leaves then unless Nagle holds it (the kernel transmits
                 // only at `tcp_push`, after the push loop).
