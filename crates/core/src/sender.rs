@@ -103,23 +103,12 @@ pub fn sndbuf_for(cwnd_segs: u64, mss: u32, cap: u64) -> u64 {
 }
 
 /// `sk_wmem_queued` of a subflow holding `in_flight` payload bytes sent and not cumulatively
-/// acknowledged, `segs_in_flight` of whose segments still have their own skb head (the SACKed
-/// ones were merged into their neighbours), and `queued` bytes not yet sent. Unsent data sits in large page-fragment skbs
-/// charged by their length (`mptcp_sendmsg_frag`); sent data was cut into skbs as the window
-/// let it out (`tso_fragment`), each with its own head: one segment per skb when one ACK frees
-/// one segment (congestion avoidance with an ACK per segment), two in slow start. Fitted on
-/// Linux 6.18 (`ss -tm` every ~6 ms through a 1 MiB MPTCP download, 312 samples): w ≈ 1.45 ·
-/// in flight + 0.97 · unsent, median error 3%; this model gives 1.30 in slow start and 1.59 in
-/// congestion avoidance at MSS 1,420.
-pub fn wmem_queued(
-    in_flight: u64,
-    segs_in_flight: u64,
-    queued: u64,
-    mss: u32,
-    slow_start: bool,
-) -> u64 {
-    let per_skb = if slow_start { 2 } else { 1 };
-    in_flight + segs_in_flight.div_ceil(per_skb) * skb_head_truesize(mss) + queued
+/// acknowledged in `heads` skbs ([`crate::subflow::sender::SubflowSender::skb_heads_out`]), and
+/// `queued` bytes not yet sent. Unsent data sits in large page-fragment skbs charged by their
+/// length (`mptcp_sendmsg_frag`); sent data was cut into skbs as it left (`tso_fragment`),
+/// each with its own head.
+pub fn wmem_queued(in_flight: u64, heads: u64, queued: u64, mss: u32) -> u64 {
+    in_flight + heads * skb_head_truesize(mss) + queued
 }
 
 /// The DSS mapping a subflow was last given by pushes: a push may extend it, and so refill
@@ -520,9 +509,15 @@ impl SenderConnection {
     /// window, and then on every ACK that opened three or four segments (10-68 kB queued) and
     /// on one of about forty that opened two. (For a plain TCP socket the application's unsent data is that queue;
     /// the connection-level data of `single` is not counted here.)
-    fn expand_sndbuf(&mut self, p: usize) {
+    fn expand_sndbuf(&mut self, p: usize, now: Time) {
         let sf = &self.subflows[p];
-        if sf.in_flight() + tsq_leaves(sf, self.info[p].queued) >= sf.cwnd() {
+        // A deferred skb leaves nothing now ([`SenderConnection::tso_defers`]).
+        let leaves = if self.wq[p].len() > 1 && self.tso_defers(p, now) {
+            0
+        } else {
+            tsq_leaves(sf, self.info[p].queued)
+        };
+        if sf.in_flight() + leaves >= sf.cwnd() {
             return;
         }
         let want = sndbuf_for(sf.cwnd() / u64::from(sf.mss()), sf.mss(), self.wmem_max);
@@ -631,7 +626,7 @@ impl SenderConnection {
             self.meta.on_received(r.meta_seg);
         }
         if out.newly_acked_bytes > 0 {
-            self.expand_sndbuf(p);
+            self.expand_sndbuf(p, now);
         }
         if let (Some(echo), Some((sent, bif))) = (ack.owd_echo, out.echoed) {
             self.est.on_owd_sample(p, sent, bif, echo.recv_time);
@@ -806,7 +801,7 @@ impl SenderConnection {
                 self.subflows[p].note_blocked_by_cwnd();
             }
             for p in pathmask::bits(self.wq_busy) {
-                if self.wq_sendable(p) {
+                if self.wq_sendable(p, now) {
                     let seg = self.wq[p].pop_front().expect("sendable queue");
                     if self.wq[p].is_empty() {
                         self.wq_busy &= !(1 << p);
@@ -930,7 +925,7 @@ impl SenderConnection {
                     }
                 }
                 for p in pathmask::bits(queued_waits) {
-                    if !self.wq_sendable(p) {
+                    if !self.wq_sendable(p, now) {
                         self.subflows[p].end_frto_wait();
                         self.refresh_poll_due(p);
                         released = true;
@@ -942,7 +937,7 @@ impl SenderConnection {
                 );
                 // The push is over: what it left in a subflow's queue with window space goes
                 // out now (`mptcp_push_release` → `tcp_push`).
-                let pushed = pathmask::bits(self.wq_busy).any(|p| self.wq_sendable(p));
+                let pushed = pathmask::bits(self.wq_busy).any(|p| self.wq_sendable(p, now));
                 *again = released || pushed;
                 return None;
             };
@@ -1008,7 +1003,7 @@ impl SenderConnection {
 
     /// The head of `p`'s write queue may leave now: window space, and not a short last segment
     /// that Nagle holds back ([`SubflowSender::nagle_holds`]).
-    fn wq_sendable(&self, p: usize) -> bool {
+    fn wq_sendable(&self, p: usize, now: Time) -> bool {
         let (sf, q) = (&self.subflows[p], &self.wq[p]);
         let Some(&head) = q.front() else {
             return false;
@@ -1017,7 +1012,21 @@ impl SenderConnection {
             Some(&(s, _, len)) if s == head => len,
             _ => self.meta.seg(head).map_or(0, |r| r.len),
         };
-        sf.has_cwnd_space() && (q.len() > 1 || !sf.nagle_holds(len))
+        sf.has_cwnd_space()
+            && if q.len() > 1 {
+                !self.tso_defers(p, now)
+            } else {
+                !sf.nagle_holds(len)
+            }
+    }
+
+    /// The skb at the head of `p`'s write queue holds more than one segment and waits for the
+    /// next ACK ([`SubflowSender::tso_defers`]); the peer's window counts from the subflow's
+    /// next byte as the kernel's `tcp_wnd_end` does (MPTCP advertises the connection's
+    /// window on every subflow).
+    fn tso_defers(&self, p: usize, now: Time) -> bool {
+        let (sf, wnd) = (&self.subflows[p], self.meta.peer_rwnd());
+        sf.tso_defers(now, wnd, wnd.saturating_sub(sf.outstanding_bytes()))
     }
 
     /// The record of `seg` if it is the head of what stale subflow `p` held (earlier entries,

@@ -42,6 +42,13 @@ pub trait SubflowView {
     fn sacked_segments(&self) -> u64 {
         0
     }
+    /// Skbs of the retransmission queue charged a head in `sk_wmem_queued`. Without a
+    /// record of how segments left: one per un-SACKed segment, two segments per skb in slow
+    /// start (an ACK lets two leave at once).
+    fn skb_heads_out(&self) -> u64 {
+        let segs = self.packets_out() - self.sacked_segments();
+        segs.div_ceil(if self.cwnd() < self.ssthresh() { 2 } else { 1 })
+    }
     /// Room for one more full segment in the congestion window.
     fn has_cwnd_space(&self) -> bool;
     /// Free congestion window, bytes.
@@ -209,6 +216,10 @@ impl SubflowView for SubflowSender {
     #[inline]
     fn sacked_segments(&self) -> u64 {
         SubflowSender::sacked_segments(self)
+    }
+    #[inline]
+    fn skb_heads_out(&self) -> u64 {
+        SubflowSender::skb_heads_out(self)
     }
 }
 

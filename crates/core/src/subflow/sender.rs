@@ -81,6 +81,9 @@ struct Sent {
     /// A retransmission of this segment is in flight.
     retx_in_flight: bool,
     retransmitted: bool,
+    /// The segment starts an skb of the retransmission queue (see
+    /// [`SubflowSender::skb_heads_out`]).
+    head: bool,
 }
 
 impl Sent {
@@ -214,6 +217,10 @@ pub struct SubflowSender {
     restart_after_idle: bool,
     /// When data (new or retransmitted) last left (Linux `lsndtime`).
     last_send: Option<Time>,
+    /// Segments in the skb the last new segment went into, and the skbs of the board that
+    /// are charged a head (`sk_wmem_queued`): see [`SubflowSender::skb_heads_out`].
+    skb_segs: u32,
+    heads_out: u64,
     /// Meta-level segment of the latest retransmission or probe.
     last_resent: Option<u64>,
     idle_restarts: u64,
@@ -483,6 +490,8 @@ impl SubflowSender {
             min_rto,
             restart_after_idle: true,
             last_send: None,
+            skb_segs: 0,
+            heads_out: 0,
             last_resent: None,
             idle_restarts: 0,
             cc: Cached::new(cc.build(mss as u64, init_cwnd as u64)),
@@ -603,6 +612,67 @@ impl SubflowSender {
     /// Segments sent and not cumulatively acknowledged (Linux `tp->packets_out`).
     pub fn packets_out(&self) -> u64 {
         self.board.len() as u64
+    }
+    /// Skbs of the retransmission queue that hold an un-SACKed segment, each charged its own
+    /// head in `sk_wmem_queued`. `tcp_write_xmit` (net/ipv4/tcp_output.c) cuts what leaves at
+    /// one instant into skbs of [`SubflowSender::tso_segs`] segments (`tso_fragment`; TCP
+    /// always builds GSO skbs since Linux 4.19, whatever the device offloads), so one skb per
+    /// segment when each ACK lets one out, and two per skb when ACKs free two or a burst
+    /// leaves at once. Partly acknowledged skbs stay (`tcp_trim_head`); SACKed ones are merged
+    /// into their predecessors (`tcp_shift_skb_data`).
+    pub fn skb_heads_out(&self) -> u64 {
+        debug_assert_eq!(
+            self.heads_out,
+            self.board.iter().filter(|s| s.head && !s.sacked).count() as u64
+        );
+        self.heads_out
+    }
+    /// `tcp_tso_segs` → `tcp_tso_autosize`: about a millisecond at the pacing rate
+    /// (`sk_pacing_rate >> sk_pacing_shift`), at least `tcp_min_tso_segs` = 2 segments. (The
+    /// minimum-RTT bonus, `sk_gso_max_size >> (min_rtt_us >> tcp_tso_rtt_log)`, adds nothing
+    /// above 16 ms.)
+    pub fn tso_segs(&self) -> u32 {
+        let per_ms = self.pacing_rate_bps().map_or(0.0, |b| b / 8.0 / 1024.0) as u64;
+        (per_ms / u64::from(self.mss)).max(2) as u32
+    }
+    /// `tcp_tso_should_defer` (net/ipv4/tcp_output.c): whether an unsent skb of more than one
+    /// segment waits for the next ACK instead of leaving now with less than a full skb.
+    /// `snd_wnd` is the peer's window and `send_win` what it leaves from this subflow's next
+    /// byte (`tcp_wnd_end − seq`). Linux defers
+    /// only outside recovery, when the last transmission was within a millisecond, the window
+    /// has room for less than [`SubflowSender::tso_segs`] segments and less than a third of
+    /// itself (`tcp_tso_win_divisor` = 3), and the oldest unacknowledged segment left at least
+    /// half an sRTT ago (so the next ACK is not far off). On a constant-rate link ACKs come
+    /// more than a millisecond apart and nothing defers; behind a link that delivers in
+    /// bursts (a trace link) ACKs bunch, and an ACK that frees a single segment leaves it
+    /// unsent until the next.
+    pub fn tso_defers(&self, now: Time, snd_wnd: u64, send_win: u64) -> bool {
+        if self.recovery_point.is_some() || self.in_loss() {
+            return false;
+        }
+        let Some(last) = self.last_send else {
+            return false;
+        };
+        // The segment goes into the skb leaving at this instant, which the window already
+        // let out whole; the kernel decides per skb.
+        if last == now && self.skb_segs < self.tso_segs() {
+            return false;
+        }
+        if now.saturating_since(last) > Duration::from_millis(1) {
+            return false;
+        }
+        let cwnd = self.cwnd();
+        let limit = send_win.min(cwnd.saturating_sub(self.in_flight));
+        if limit == 0
+            || limit >= u64::from(self.tso_segs()) * u64::from(self.mss)
+            || limit >= snd_wnd.min(cwnd) / 3
+        {
+            return false;
+        }
+        match (self.board.front(), self.rtt.srtt()) {
+            (Some(head), Some(srtt)) => now.saturating_since(head.sent_time).0 >= srtt.0 / 2,
+            _ => false,
+        }
     }
     /// Segments on the board SACKed (Linux `tp->sacked_out`).
     pub fn sacked_segments(&self) -> u64 {
@@ -848,6 +918,10 @@ impl SubflowSender {
         if let (true, Some(last)) = (self.board.is_empty(), self.last_send) {
             self.update_cc(|cc| cc.on_tx_start(now, now.saturating_since(last)));
         }
+        // `tcp_write_xmit` cuts what it sends at once into skbs of up to `tcp_tso_segs`
+        // segments (`tso_fragment`); a send at another instant starts a new one.
+        let head = self.last_send != Some(now) || self.skb_segs >= self.tso_segs();
+        self.skb_segs = if head { 1 } else { self.skb_segs + 1 };
         self.last_send = Some(now);
         let prior_packets = self.board.len();
         if prior_packets == 0 {
@@ -867,7 +941,9 @@ impl SubflowSender {
             lost: false,
             retx_in_flight: false,
             retransmitted: false,
+            head,
         };
+        self.heads_out += u64::from(head);
         self.snd_nxt += len as u64;
         if len < self.mss {
             self.snd_sml = self.snd_nxt;
@@ -976,6 +1052,8 @@ impl SubflowSender {
     /// Put board entry `i` on the wire again, restamped for RTT, RACK and rate sampling.
     fn resend(&mut self, now: Time, i: usize) -> DataSegment {
         self.last_send = Some(now);
+        // The retransmitted skb goes out on its own; new data after it starts another.
+        self.skb_segs = u32::MAX;
         if let Some(p) = self.prr.as_mut() {
             p.out += 1;
         }
@@ -1357,6 +1435,18 @@ impl SubflowSender {
                     let was_lost_waiting = seg.lost && !seg.retx_in_flight;
                     seg.sacked = true;
                     let seg = *seg;
+                    // A SACKed skb is merged into its SACKed predecessor
+                    // (`tcp_shift_skb_data`): its head is freed. What is left of it
+                    // un-SACKed was cut off with a head of its own (`tcp_fragment`).
+                    if seg.head {
+                        self.heads_out -= 1;
+                        if let Some(next) = self.board.get_mut(i + 1) {
+                            if !next.head && !next.sacked {
+                                next.head = true;
+                                self.heads_out += 1;
+                            }
+                        }
+                    }
                     if pipe {
                         self.in_flight -= self.mss as u64;
                     }
@@ -1390,6 +1480,7 @@ impl SubflowSender {
                 }
                 self.board.pop_front();
                 self.front_no += 1;
+                self.heads_out -= u64::from(seg.head && !seg.sacked);
                 if seg.sacked {
                     self.sacked_out -= 1;
                 } else {
@@ -1410,6 +1501,14 @@ impl SubflowSender {
             // Nothing SACKed (the usual case): no B-tree walk.
             if !self.sacked.is_empty() {
                 self.sacked.remove_below(cum);
+            }
+            // An skb acknowledged in part is trimmed, not freed (`tcp_trim_head`): the
+            // oldest outstanding segment always starts one.
+            if let Some(front) = self.board.front_mut() {
+                if !front.head {
+                    front.head = true;
+                    self.heads_out += u64::from(!front.sacked);
+                }
             }
             self.loss_ptr = self.loss_ptr.max(self.front_no);
         }
@@ -2363,5 +2462,78 @@ mod tests {
         ack_sack(&mut sf, 1000, &[(6000, 10_000)], 241, 141);
         fill(&mut sf, 241);
         assert_eq!(cwnds, [4, 4, 4, 5]);
+    }
+
+    #[test]
+    fn segments_leaving_at_one_instant_share_skbs_of_two() {
+        // `tcp_write_xmit` cuts what leaves at once into skbs of `tcp_tso_segs` segments (two
+        // at these rates, `tcp_min_tso_segs`); a segment sent at another instant is an skb of
+        // its own. Each skb is charged one head in `sk_wmem_queued`.
+        let mut sf = subflow();
+        assert_eq!(sf.tso_segs(), 2);
+        send(&mut sf, 0, &[MSS; 5]);
+        assert_eq!(sf.skb_heads_out(), 3, "2 + 2 + 1");
+        send(&mut sf, 1, &[MSS]);
+        assert_eq!(sf.skb_heads_out(), 4);
+    }
+
+    #[test]
+    fn an_ack_inside_an_skb_trims_it_and_a_sack_frees_the_head_of_what_it_covers() {
+        // Skbs (0,1) (2,3) (4) at 0 ms, (5) at 1 ms.
+        let mut sf = subflow();
+        send(&mut sf, 0, &[MSS; 5]);
+        send(&mut sf, 1, &[MSS]);
+        // `tcp_trim_head`: the skb of segments 0-1 stays, charged its head, until both go.
+        ack_to(&mut sf, u64::from(MSS), 100);
+        assert_eq!(sf.skb_heads_out(), 4);
+        ack_to(&mut sf, 2 * u64::from(MSS), 101);
+        assert_eq!(sf.skb_heads_out(), 3);
+        // A SACKed skb is merged into its predecessor (`tcp_shift_skb_data`): segment 4's
+        // head goes; segment 3, inside the skb of 2-3, frees none.
+        let m = u64::from(MSS);
+        ack_sack(&mut sf, 2 * m, &[(3 * m, 5 * m)], 102, 50);
+        assert_eq!(sf.skb_heads_out(), 2, "skb 2-3 and skb 5");
+        ack_to(&mut sf, 4 * m, 103);
+        assert_eq!(sf.skb_heads_out(), 1, "only skb 5 un-SACKed");
+    }
+
+    /// A Reno subflow in congestion avoidance (cwnd 10) with an sRTT of 50 ms that sent ten
+    /// segments at 0 ms, then at 100 ms got three acknowledged and sent one full skb of two:
+    /// one segment of window left, its last transmission at 100 ms.
+    fn one_segment_of_window_after_a_full_skb() -> SubflowSender {
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 10]);
+        ack_to(&mut sf, 3 * u64::from(MSS), 100);
+        assert_eq!(sf.cwnd(), 10 * u64::from(MSS));
+        send(&mut sf, 100, &[MSS; 2]);
+        assert_eq!(sf.cwnd() - sf.in_flight(), u64::from(MSS));
+        sf
+    }
+
+    #[test]
+    fn one_segment_of_window_within_a_millisecond_of_the_last_skb_waits_for_the_next_ack() {
+        // `tcp_tso_should_defer`: less than a full skb (2 segments) of window, less than a
+        // third of the window, the last skb left just now and the oldest unacknowledged
+        // segment 100 ms ago (at least sRTT / 2): the rest of a larger skb waits.
+        let sf = one_segment_of_window_after_a_full_skb();
+        let wnd = 1 << 20;
+        assert!(sf.tso_defers(ms(100), wnd, wnd));
+        // More than a millisecond since the last transmission: it leaves.
+        assert!(!sf.tso_defers(ms(102), wnd, wnd));
+        // A peer window that leaves a single segment is all there is: no waiting for more.
+        assert!(!sf.tso_defers(ms(100), 3 * u64::from(MSS), u64::from(MSS)));
+    }
+
+    #[test]
+    fn a_window_of_a_full_skb_or_an_skb_still_filling_never_waits() {
+        let wnd = 1 << 20;
+        // Two segments of window: a full skb leaves.
+        let mut sf = in_avoidance();
+        send(&mut sf, 0, &[MSS; 10]);
+        ack_to(&mut sf, 2 * u64::from(MSS), 100);
+        assert!(!sf.tso_defers(ms(100), wnd, wnd));
+        // The second segment of the skb leaving at this instant goes with the first.
+        send(&mut sf, 100, &[MSS]);
+        assert!(!sf.tso_defers(ms(100), wnd, wnd));
     }
 }
