@@ -653,19 +653,19 @@ impl SubflowSender {
         let Some(last) = self.last_send else {
             return false;
         };
-        // The segment goes into the skb leaving at this instant, which the window already
-        // let out whole; the kernel decides per skb.
-        if last == now && self.skb_segs < self.tso_segs() {
-            return false;
-        }
         if now.saturating_since(last) > Duration::from_millis(1) {
             return false;
         }
         let cwnd = self.cwnd();
         let limit = send_win.min(cwnd.saturating_sub(self.in_flight));
-        if limit == 0
-            || limit >= u64::from(self.tso_segs()) * u64::from(self.mss)
-            || limit >= snd_wnd.min(cwnd) / 3
+        if limit == 0 || limit >= snd_wnd.min(cwnd) / 3 {
+            return false;
+        }
+        let tso_segs = self.tso_segs();
+        // The segment goes into the skb leaving at this instant, which the window already
+        // let out whole (the kernel decides per skb); or a full skb fits.
+        if (last == now && self.skb_segs < tso_segs)
+            || limit >= u64::from(tso_segs) * u64::from(self.mss)
         {
             return false;
         }
@@ -920,7 +920,9 @@ impl SubflowSender {
         }
         // `tcp_write_xmit` cuts what it sends at once into skbs of up to `tcp_tso_segs`
         // segments (`tso_fragment`); a send at another instant starts a new one.
-        let head = self.last_send != Some(now) || self.skb_segs >= self.tso_segs();
+        // (`tso_segs` is at least two: a pacing-rate computation only from the third segment.)
+        let head = self.last_send != Some(now)
+            || (self.skb_segs >= 2 && self.skb_segs >= self.tso_segs());
         self.skb_segs = if head { 1 } else { self.skb_segs + 1 };
         self.last_send = Some(now);
         let prior_packets = self.board.len();
