@@ -921,8 +921,8 @@ impl SubflowSender {
         // `tcp_write_xmit` cuts what it sends at once into skbs of up to `tcp_tso_segs`
         // segments (`tso_fragment`); a send at another instant starts a new one.
         // (`tso_segs` is at least two: a pacing-rate computation only from the third segment.)
-        let head = self.last_send != Some(now)
-            || (self.skb_segs >= 2 && self.skb_segs >= self.tso_segs());
+        let head =
+            self.last_send != Some(now) || (self.skb_segs >= 2 && self.skb_segs >= self.tso_segs());
         self.skb_segs = if head { 1 } else { self.skb_segs + 1 };
         self.last_send = Some(now);
         let prior_packets = self.board.len();
