@@ -512,7 +512,7 @@ impl SenderConnection {
     fn expand_sndbuf(&mut self, p: usize, now: Time) {
         let sf = &self.subflows[p];
         // A deferred skb leaves nothing now ([`SenderConnection::tso_defers`]).
-        let leaves = if self.wq[p].len() > 1 && self.tso_defers(p, now) {
+        let leaves = if self.tso_defers(p, now) {
             0
         } else {
             tsq_leaves(sf, self.info[p].queued)
@@ -1020,11 +1020,14 @@ impl SenderConnection {
             }
     }
 
-    /// The skb at the head of `p`'s write queue holds more than one segment and waits for the
-    /// next ACK ([`SubflowSender::tso_defers`]); the peer's window counts from the subflow's
-    /// next byte as the kernel's `tcp_wnd_end` does (MPTCP advertises the connection's
-    /// window on every subflow).
+    /// The skb at the head of `p`'s write queue holds more than one segment (the queue holds
+    /// two or more) and waits for the next ACK ([`SubflowSender::tso_defers`]); the peer's
+    /// window counts from the subflow's next byte as the kernel's `tcp_wnd_end` does (MPTCP
+    /// advertises the connection's window on every subflow).
     fn tso_defers(&self, p: usize, now: Time) -> bool {
+        if self.wq[p].len() < 2 {
+            return false;
+        }
         let (sf, wnd) = (&self.subflows[p], self.meta.peer_rwnd());
         sf.tso_defers(now, wnd, wnd.saturating_sub(sf.outstanding_bytes()))
     }
